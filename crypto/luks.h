@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* LUKS2 container of the thaw swap device, through libcryptsetup only. */
+#pragma once
+#include <stdbool.h>
+#include "keysrc.h"
+#include "secret.h"
+
+#define LUKS_TOKEN_PREFIX "thaw-"   /* token type is "thaw-<source type>", e.g. "thaw-fwcfg" */
+#define LUKS_PBKDF2_ITER 1000       /* the key is 256 random bits: stretching buys nothing */
+
+/* 1 if dev carries a LUKS2 header, 0 if not, -errno if it cannot be read. */
+int luks_probe(const char *dev);
+
+/*
+ * Format dev as LUKS2 (aes-xts-plain64, 512-bit volume key, 4096-byte sectors) and add one keyslot
+ * per source: keys[i] unlocks it, and a token "thaw-<type>" naming srcs->src[i] (never the key)
+ * is bound to that keyslot. label goes into the LUKS2 header label (may be NULL).
+ */
+int luks_format(const char *dev, const char *label, const struct keychain *srcs, struct secret *const *keys);
+
+/* Activate dev as /dev/mapper/name with key (tries every keyslot). -EPERM: no keyslot takes this key. */
+int luks_activate(const char *dev, const char *name, const struct secret *key);
+int luks_deactivate(const char *name);
+/* 1 if the mapping name is active, 0 if not. */
+int luks_is_active(const char *name);
+
+/* The key sources named by the device's thaw-* tokens, in token order. 0 with out->n == 0 if none. */
+int luks_token_sources(const char *dev, struct keychain *out);
+/* LUKS2 UUID of dev into buf (37 bytes suffices). */
+int luks_uuid(const char *dev, char *buf, size_t size);

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Key material in locked memory, wiped on free: the only place a key lives. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+/* A secret owns one mlock()ed mapping; data[] holds len valid bytes of cap. */
+struct secret {
+        size_t len;
+        size_t cap;
+        uint8_t *data;
+};
+
+#define SECRET_MAX 4096 /* no key source may deliver more than this */
+
+int secret_new(size_t cap, struct secret **out);            /* -ENOMEM, -EINVAL */
+int secret_random(size_t len, struct secret **out);         /* getrandom() filled */
+void secret_free(struct secret *s);                         /* NULL ok; wipes first */
+void secret_freep(struct secret **s);                       /* for __attribute__((cleanup)) */
+int secret_equal(const struct secret *a, const struct secret *b); /* constant time, 1 = equal */

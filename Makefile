@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# thaw: secure resume from encrypted hibernation images.
+
+PREFIX    ?= /usr
+SBINDIR   ?= $(PREFIX)/sbin
+MANDIR    ?= $(PREFIX)/share/man
+DRACUTDIR ?= $(PREFIX)/lib/dracut/modules.d
+DESTDIR   ?=
+VERSION   := 0.1.0
+
+B        ?= build
+CC       ?= cc
+PKGS     := libcryptsetup libkeyutils json-c blkid
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -Iresume -Icrypto -DTHAW_VERSION='"$(VERSION)"' \
+            $(shell pkg-config --cflags $(PKGS))
+ifeq ($(CI),true)
+CFLAGS   += -Werror
+endif
+LDLIBS   := $(shell pkg-config --libs $(PKGS))
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer
+
+PROG_SRC := resume/thaw.c $(wildcard resume/cmd_*.c)
+LIB_SRC  := $(filter-out $(PROG_SRC),$(wildcard resume/*.c)) $(wildcard crypto/*.c)
+UNIT_SRC := $(wildcard test/unit/test_*.c)
+
+all: $(B)/thaw
+
+$(B)/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
+	$(AR) rcs $@ $^
+
+$(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Unit tests link against an ASan/UBSan build of the library.
+$(B)/asan/%: %.c $(LIB_SRC) $(wildcard resume/*.h crypto/*.h test/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -Itest/unit -o $@ $< $(LIB_SRC) $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+$(B)/asan/thaw: $(PROG_SRC) $(LIB_SRC) $(wildcard resume/*.h crypto/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(PROG_SRC) $(LIB_SRC) $(LDLIBS)
+
+UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
+
+deps:
+	test/deps.sh
+
+# Unit tests (cmocka, fixture trees) and host tests of LUKS2 work on image files.
+check: all $(UNIT_BIN) $(B)/asan/thaw
+	test/run-unit.sh $(UNIT_BIN)
+	THAW=$(B)/asan/thaw test/host/run.sh
+	test/lint.sh
+
+# QEMU scenarios: make check-qemu [ONLY=name]
+check-qemu: all
+	test/qemu/run.sh $(ONLY)
+
+test: deps
+	$(MAKE) check
+	$(MAKE) check-qemu
+
+demo: deps
+	$(MAKE) all
+	test/qemu/demo.sh
+
+install: all
+	install -D -m 0755 $(B)/thaw $(DESTDIR)$(SBINDIR)/thaw
+	install -d $(DESTDIR)$(DRACUTDIR)/90thaw
+	install -m 0755 dracut-module/90thaw/*.sh $(DESTDIR)$(DRACUTDIR)/90thaw/
+	install -D -m 0644 man/thaw.8 $(DESTDIR)$(MANDIR)/man8/thaw.8
+
+clean:
+	rm -rf $(B)
+
+.PHONY: all deps check check-qemu test demo install clean

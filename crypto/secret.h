@@ -18,3 +18,5 @@ int secret_random(size_t len, struct secret **out);         /* getrandom() fille
 void secret_free(struct secret *s);                         /* NULL ok; wipes first */
 void secret_freep(struct secret **s);                       /* for __attribute__((cleanup)) */
 int secret_equal(const struct secret *a, const struct secret *b); /* constant time, 1 = equal */
+/* Read fd to its end into a new secret: -ENODATA empty, -EMSGSIZE more than SECRET_MAX bytes. */
+int secret_read_fd(int fd, struct secret **out);

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Internal interface of key providers: one table entry per key source type. */
+#pragma once
+#include <stdint.h>
+#include "secret.h"
+
+struct key_provider {
+        const char *name;                  /* the "name:" prefix of a source, e.g. "fwcfg" */
+        /* 0 if arg is well formed for this provider, -EINVAL if not. */
+        int (*check)(const char *arg);
+        /* Fetch the key named by arg; contract of keysrc_fetch(). */
+        int (*fetch)(const char *arg, const char *root, int64_t deadline_ms, struct secret **out);
+};
+
+extern const struct key_provider key_fwcfg_provider;
+extern const struct key_provider key_keyfile_provider;
+
+/* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
+int keysrc_read_path(const char *path, struct secret **out);

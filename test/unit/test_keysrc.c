@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests of the key source chain and the fwcfg and keyfile providers against a fixture tree. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "keysrc.h"
+
+#define FWCFG "/sys/firmware/qemu_fw_cfg/by_name/"
+
+static char root[256];
+
+static void mkdirs(const char *rel)
+{
+        char path[PATH_MAX];
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        for (char *p = path + strlen(root) + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                mkdir(path, 0700);
+                *p = '/';
+        }
+        mkdir(path, 0700);
+}
+
+/* Write len bytes to ROOT/rel, making parent directories. */
+static void put(const char *rel, const void *buf, size_t len)
+{
+        char path[PATH_MAX], dir[PATH_MAX];
+        int fd;
+
+        snprintf(dir, sizeof(dir), "%s", rel);
+        *strrchr(dir, '/') = '\0';
+        mkdirs(dir);
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, buf, len), (ssize_t)len);
+        close(fd);
+}
+
+/* Atomically publish the late key, as the driver would: the file appears whole. */
+static int publish_late_key(void)
+{
+        char a[PATH_MAX], b[PATH_MAX];
+
+        snprintf(a, sizeof(a), "%s" FWCFG "opt/late/raw.tmp", root);
+        snprintf(b, sizeof(b), "%s" FWCFG "opt/late/raw", root);
+        return rename(a, b);
+}
+
+static int setup(void **state)
+{
+        (void)state;
+        snprintf(root, sizeof(root), "%s/thaw-keysrc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        return mkdtemp(root) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+        char cmd[sizeof(root) + 16];
+
+        (void)state;
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+        return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_parse_valid(void **state)
+{
+        struct keychain c;
+
+        (void)state;
+        assert_int_equal(keychain_parse("fwcfg:opt/thaw/key", &c), 0);
+        assert_int_equal(c.n, 1);
+        assert_int_equal(c.src[0].type, KEYSRC_FWCFG);
+        assert_string_equal(c.src[0].arg, "opt/thaw/key");
+        assert_int_equal(keychain_parse("fwcfg:opt/thaw/key,keyfile:/etc/thaw/key.bin", &c), 0);
+        assert_int_equal(c.n, 2);
+        assert_int_equal(c.src[1].type, KEYSRC_KEYFILE);
+        assert_string_equal(c.src[1].arg, "/etc/thaw/key.bin");
+        assert_string_equal(keysrc_type_name(KEYSRC_FWCFG), "fwcfg");
+        assert_string_equal(keysrc_type_name(KEYSRC_KEYFILE), "keyfile");
+        assert_null(keysrc_type_name(KEYSRC__MAX));
+}
+
+static void test_parse_invalid(void **state)
+{
+        static const char *const bad[] = {
+                "", ",", "fwcfg:a,", ",fwcfg:a", "fwcfg:a,,keyfile:/k", "fwcfg", "fwcfg:", "keyfile:",
+                "tpm2:x", "FWCFG:a", " fwcfg:a", "fwcfg:/opt/a", "fwcfg:opt//a", "fwcfg:opt/a/",
+                "fwcfg:opt/../a", "fwcfg:..", "fwcfg:opt/a b", "fwcfg:opt/ä",
+                "fwcfg:opt/0123456789012345678901234567890123456789012345678901", /* 56 chars */
+                "keyfile:relative", "keyfile:/a/../etc/shadow", "keyfile:/..", "keyfile:/a b",
+                "keyfile:/a\tb",
+        };
+        struct keychain c = { .n = 42 };
+        char many[KEYCHAIN_SPEC_MAX];
+        char huge[KEYCHAIN_SPEC_MAX + 8];
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                if (keychain_parse(bad[i], &c) != -EINVAL)
+                        fail_msg("accepted or wrong error: \"%s\"", bad[i]);
+        }
+        assert_int_equal(c.n, 42); /* output untouched on failure */
+        many[0] = '\0';
+        for (int i = 0; i < KEYCHAIN_MAX + 1; i++)
+                strcat(many, i ? ",fwcfg:opt/k" : "fwcfg:opt/k");
+        assert_int_equal(keychain_parse(many, &c), -E2BIG);
+        memset(huge, 'a', sizeof(huge) - 1);
+        huge[sizeof(huge) - 1] = '\0';
+        memcpy(huge, "keyfile:/", 9);
+        assert_int_equal(keychain_parse(huge, &c), -E2BIG);
+        assert_int_equal(c.n, 42);
+        assert_int_equal(keychain_parse(NULL, &c), -EINVAL);
+}
+
+static void test_format_round_trip(void **state)
+{
+        const char *spec = "fwcfg:opt/thaw/key,keyfile:/etc/thaw/key,fwcfg:opt/thaw/spare";
+        struct keychain c, d;
+        char buf[KEYCHAIN_SPEC_MAX], small[10] = "untouched";
+
+        (void)state;
+        assert_int_equal(keychain_parse(spec, &c), 0);
+        assert_int_equal(keychain_format(&c, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, spec);
+        assert_int_equal(keychain_parse(buf, &d), 0);
+        assert_memory_equal(&c, &d, sizeof(c));
+        assert_int_equal(keysrc_format(&c.src[1], buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "keyfile:/etc/thaw/key");
+        assert_int_equal(keysrc_format(&c.src[0], small, sizeof(small)), -ENAMETOOLONG);
+        assert_int_equal(keychain_format(&c, small, sizeof(small)), -ENAMETOOLONG);
+        assert_string_equal(small, "untouched");
+}
+
+static void fetch_one(const char *spec, int64_t wait_ms, int expect, struct secret **out)
+{
+        struct keysrc s;
+
+        assert_int_equal(keysrc_parse(spec, &s), 0);
+        assert_int_equal(keysrc_fetch(&s, root, keysrc_now_ms() + wait_ms, out), expect);
+}
+
+static void test_fwcfg(void **state)
+{
+        static const uint8_t key[32] = { 1, 2, 3, 0, 5, 255 };
+        struct secret *k = NULL;
+
+        (void)state;
+        put(FWCFG "opt/thaw/key/raw", key, sizeof(key));
+        fetch_one("fwcfg:opt/thaw/key", 0, 0, &k);
+        assert_int_equal(k->len, sizeof(key));
+        assert_memory_equal(k->data, key, sizeof(key));
+        secret_freep(&k);
+}
+
+static void test_fwcfg_bad_sizes(void **state)
+{
+        static uint8_t big[SECRET_MAX + 1];
+        struct secret *k = NULL;
+
+        (void)state;
+        put(FWCFG "opt/big/raw", big, sizeof(big));
+        fetch_one("fwcfg:opt/big", 0, -EMSGSIZE, &k);
+        put(FWCFG "opt/max/raw", big, SECRET_MAX);
+        fetch_one("fwcfg:opt/max", 0, 0, &k);
+        assert_int_equal(k->len, SECRET_MAX);
+        secret_freep(&k);
+        put(FWCFG "opt/empty/raw", "", 0);
+        fetch_one("fwcfg:opt/empty", 0, -ENODATA, &k);
+        assert_null(k);
+}
+
+static void test_fwcfg_missing_is_bounded(void **state)
+{
+        struct secret *k = NULL;
+        int64_t start = keysrc_now_ms(), took;
+
+        (void)state;
+        fetch_one("fwcfg:opt/absent", 300, -ENOENT, &k);
+        took = keysrc_now_ms() - start;
+        assert_null(k);
+        assert_true(took >= 300);
+        assert_true(took < 1000);
+        start = keysrc_now_ms();
+        fetch_one("fwcfg:opt/absent", -5000, -ENOENT, &k); /* deadline passed: one look only */
+        assert_true(keysrc_now_ms() - start < 100);
+}
+
+/* The fw_cfg driver may load after we start: a key that appears before the deadline is found. */
+static void test_fwcfg_appears_late(void **state)
+{
+        struct secret *k = NULL;
+        int64_t start = keysrc_now_ms();
+        pid_t pid;
+        int status;
+
+        (void)state;
+        mkdirs(FWCFG "opt/late");
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                usleep(250 * 1000);
+                put(FWCFG "opt/late/raw.tmp", "late-key", 8);
+                _exit(publish_late_key() ? 1 : 0);
+        }
+        fetch_one("fwcfg:opt/late", 3000, 0, &k);
+        assert_true(keysrc_now_ms() - start < 1500);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_int_equal(k->len, 8);
+        assert_memory_equal(k->data, "late-key", 8);
+        secret_freep(&k);
+}
+
+static void test_keyfile(void **state)
+{
+        struct secret *k = NULL;
+        int64_t start;
+
+        (void)state;
+        put("etc/thaw/key", "secret-bytes", 12);
+        fetch_one("keyfile:/etc/thaw/key", 0, 0, &k);
+        assert_int_equal(k->len, 12);
+        assert_memory_equal(k->data, "secret-bytes", 12);
+        secret_freep(&k);
+        start = keysrc_now_ms();
+        fetch_one("keyfile:/etc/thaw/nokey", 10000, -ENOENT, &k); /* no waiting for a file */
+        assert_true(keysrc_now_ms() - start < 100);
+        mkdirs("etc/thaw/dir");
+        fetch_one("keyfile:/etc/thaw/dir", 0, -EINVAL, &k);
+        assert_null(k);
+}
+
+static void test_fetch_invalid(void **state)
+{
+        struct keysrc s = { .type = KEYSRC__MAX };
+        struct secret *k = NULL;
+
+        (void)state;
+        assert_int_equal(keysrc_fetch(&s, root, 0, &k), -EINVAL);
+        s.type = KEYSRC_FWCFG;
+        snprintf(s.arg, sizeof(s.arg), "../../../etc/shadow"); /* built by hand, never parsed */
+        assert_int_equal(keysrc_fetch(&s, root, 0, &k), -EINVAL);
+        assert_null(k);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_valid),
+                cmocka_unit_test(test_parse_invalid),
+                cmocka_unit_test(test_format_round_trip),
+                cmocka_unit_test(test_fwcfg),
+                cmocka_unit_test(test_fwcfg_bad_sizes),
+                cmocka_unit_test(test_fwcfg_missing_is_bounded),
+                cmocka_unit_test(test_fwcfg_appears_late),
+                cmocka_unit_test(test_keyfile),
+                cmocka_unit_test(test_fetch_invalid),
+        };
+
+        return cmocka_run_group_tests(tests, setup, teardown);
+}

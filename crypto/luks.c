@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The LUKS2 container of the thaw swap device and its thaw-* tokens, through libcryptsetup only. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <libcryptsetup.h>
+#include "luks.h"
+#include "luks_token.h"
+
+#define LUKS_VK_SIZE 64          /* aes-xts with two 256-bit keys */
+#define LUKS_SECTOR 4096
+#define LUKS_TOKEN_MAX 32        /* LUKS2 token ids are 0..31 */
+
+/* A library never prints: errors reach the caller as -errno and the program logs them once. */
+static void log_silent(int level, const char *msg, void *usrptr)
+{
+        (void)level;
+        (void)msg;
+        (void)usrptr;
+}
+
+static int luks_open(const char *dev, int load, struct crypt_device **out)
+{
+        struct crypt_device *cd = NULL;
+        int r;
+
+        if (!dev || !out)
+                return -EINVAL;
+        crypt_set_log_callback(NULL, log_silent, NULL);
+        r = crypt_init(&cd, dev);
+        if (r < 0)
+                return r;
+        crypt_set_log_callback(cd, log_silent, NULL);
+        if (load) {
+                r = crypt_load(cd, CRYPT_LUKS2, NULL);
+                if (r < 0) {
+                        crypt_free(cd);
+                        return r;
+                }
+        }
+        *out = cd;
+        return 0;
+}
+
+int luks_probe(const char *dev)
+{
+        struct crypt_device *cd = NULL;
+        int r;
+
+        r = luks_open(dev, 0, &cd);
+        if (r < 0)
+                return r;
+        r = crypt_load(cd, CRYPT_LUKS2, NULL);
+        crypt_free(cd);
+        if (r == -EINVAL) /* no header, a LUKS1 header, or a damaged one: not a LUKS2 container */
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+static int add_source(struct crypt_device *cd, const struct secret *vk, const struct keysrc *src,
+                      const struct secret *key)
+{
+        char json[LUKS_TOKEN_JSON_MAX];
+        int slot, token, r;
+
+        if (!key || key->len == 0)
+                return -EINVAL;
+        r = luks_token_build(src, json, sizeof(json));
+        if (r < 0)
+                return r;
+        slot = crypt_keyslot_add_by_volume_key(cd, CRYPT_ANY_SLOT, (const char *)vk->data, vk->len,
+                                               (const char *)key->data, key->len);
+        if (slot < 0)
+                return slot;
+        token = crypt_token_json_set(cd, CRYPT_ANY_TOKEN, json);
+        if (token < 0)
+                return token;
+        r = crypt_token_assign_keyslot(cd, token, slot);
+        return r < 0 ? r : 0;
+}
+
+int luks_format(const char *dev, const char *label, const struct keychain *srcs, struct secret *const *keys)
+{
+        /* The key is 256 random bits: stretching buys nothing, and argon2 would cost initramfs memory. */
+        struct crypt_pbkdf_type pbkdf = {
+                .type = CRYPT_KDF_PBKDF2,
+                .hash = "sha256",
+                .iterations = LUKS_PBKDF2_ITER,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct crypt_params_luks2 params = { .pbkdf = &pbkdf, .sector_size = LUKS_SECTOR, .label = label };
+        struct crypt_device *cd = NULL;
+        struct secret *vk = NULL;
+        int r;
+
+        if (!srcs || !keys || srcs->n == 0 || srcs->n > KEYCHAIN_MAX)
+                return -EINVAL;
+        r = luks_open(dev, 0, &cd);
+        if (r < 0)
+                return r;
+        r = secret_random(LUKS_VK_SIZE, &vk);
+        if (r < 0)
+                goto out;
+        r = crypt_set_pbkdf_type(cd, &pbkdf);
+        if (r < 0)
+                goto out;
+        r = crypt_format(cd, CRYPT_LUKS2, "aes", "xts-plain64", NULL, (const char *)vk->data, vk->len,
+                         &params);
+        for (size_t i = 0; r >= 0 && i < srcs->n; i++)
+                r = add_source(cd, vk, &srcs->src[i], keys[i]);
+out:
+        secret_free(vk);
+        crypt_free(cd); /* also wipes libcryptsetup's own copy of the volume key */
+        return r < 0 ? r : 0;
+}
+
+int luks_activate(const char *dev, const char *name, const struct secret *key)
+{
+        struct crypt_device *cd = NULL;
+        int r;
+
+        if (!key || key->len == 0)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        /* With name NULL this only checks the key: no device-mapper needed. */
+        r = crypt_activate_by_passphrase(cd, name, CRYPT_ANY_SLOT, (const char *)key->data, key->len, 0);
+        crypt_free(cd);
+        return r < 0 ? r : 0; /* -EPERM from libcryptsetup: no keyslot takes this key */
+}
+
+int luks_check_key(const char *dev, const struct secret *key)
+{
+        return luks_activate(dev, NULL, key);
+}
+
+int luks_deactivate(const char *name)
+{
+        struct crypt_device *cd = NULL;
+        int r;
+
+        if (!name)
+                return -EINVAL;
+        crypt_set_log_callback(NULL, log_silent, NULL);
+        r = crypt_init_by_name(&cd, name);
+        if (r < 0)
+                return r;
+        r = crypt_deactivate(cd, name);
+        crypt_free(cd);
+        return r;
+}
+
+int luks_is_active(const char *name)
+{
+        crypt_status_info st;
+
+        if (!name)
+                return 0;
+        crypt_set_log_callback(NULL, log_silent, NULL);
+        st = crypt_status(NULL, name);
+        return st == CRYPT_ACTIVE || st == CRYPT_BUSY;
+}
+
+int luks_uuid(const char *dev, char *buf, size_t size)
+{
+        struct crypt_device *cd = NULL;
+        const char *uuid;
+        int r;
+
+        if (!buf)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        uuid = crypt_get_uuid(cd);
+        if (!uuid)
+                r = -ENODATA;
+        else if (strlen(uuid) >= size)
+                r = -ENAMETOOLONG;
+        else
+                memcpy(buf, uuid, strlen(uuid) + 1);
+        crypt_free(cd);
+        return r;
+}
+
+int luks_token_sources(const char *dev, struct keychain *out)
+{
+        struct crypt_device *cd = NULL;
+        struct keychain c = { 0 };
+        int r;
+
+        if (!out)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        for (int t = 0; t < LUKS_TOKEN_MAX && c.n < KEYCHAIN_MAX; t++) {
+                const char *json = NULL;
+
+                /* Tokens that are absent, foreign or malformed are skipped: they name no thaw source. */
+                if (crypt_token_json_get(cd, t, &json) < 0 || !json)
+                        continue;
+                if (luks_token_parse(json, &c.src[c.n]) == 0)
+                        c.n++;
+        }
+        crypt_free(cd);
+        *out = c;
+        return 0;
+}

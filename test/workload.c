@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Test workload: holds N MiB of memory filled from a seed and re-checks every byte on SIGUSR1. */
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define MIB (1024u * 1024u)
+#define MAX_MIB 65536u
+
+/* xorshift64*: cheap, and its output does not compress, so the memory really has to travel. */
+static uint64_t next_word(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t fill(uint64_t *mem, size_t words, uint64_t seed)
+{
+	uint64_t s = seed ? seed : 1, sum = 0;
+
+	for (size_t i = 0; i < words; i++) {
+		mem[i] = next_word(&s);
+		sum = (sum ^ mem[i]) * 0x100000001B3ULL;
+	}
+	return sum;
+}
+
+static uint64_t verify(const uint64_t *mem, size_t words, uint64_t seed, size_t *bad, size_t *first_bad)
+{
+	uint64_t s = seed ? seed : 1, sum = 0;
+
+	*bad = 0;
+	*first_bad = words;
+	for (size_t i = 0; i < words; i++) {
+		uint64_t want = next_word(&s);
+
+		if (mem[i] != want && (*bad)++ == 0)
+			*first_bad = i;
+		sum = (sum ^ mem[i]) * 0x100000001B3ULL;
+	}
+	return sum;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: workload MIB SEED [READY-FILE]\n"
+			"  fills MIB MiB with a pattern from SEED, prints 'workload: ready', creates READY-FILE,\n"
+			"  waits for SIGUSR1, then checks every byte.\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long mib;
+	uint64_t seed, sum, again;
+	size_t words, bad, first_bad;
+	uint64_t *mem;
+	sigset_t set;
+	int sig;
+
+	if (argc < 3 || argc > 4)
+		return usage();
+	mib = strtoul(argv[1], NULL, 10);
+	seed = strtoull(argv[2], NULL, 0);
+	if (mib == 0 || mib > MAX_MIB)
+		return usage();
+
+	/* Block SIGUSR1 before announcing readiness so an early signal is not lost. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
+		perror("workload: sigprocmask");
+		return 1;
+	}
+
+	words = (size_t)mib * MIB / sizeof(uint64_t);
+	mem = mmap(NULL, (size_t)mib * MIB, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		fprintf(stderr, "workload: cannot map %lu MiB: %s\n", mib, strerror(errno));
+		return 1;
+	}
+	sum = fill(mem, words, seed);
+	printf("workload: ready (%lu MiB, checksum %016" PRIx64 ")\n", mib, sum);
+	fflush(stdout);
+	if (argc == 4) {
+		int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0) {
+			fprintf(stderr, "workload: cannot create %s: %s\n", argv[3], strerror(errno));
+			return 1;
+		}
+		close(fd);
+	}
+
+	if (sigwait(&set, &sig) != 0) {
+		fprintf(stderr, "workload: sigwait failed\n");
+		return 1;
+	}
+
+	again = verify(mem, words, seed, &bad, &first_bad);
+	if (bad == 0 && again == sum) {
+		printf("workload: nothing lost (%lu MiB verified, checksum %016" PRIx64 ")\n", mib, again);
+		return 0;
+	}
+	printf("workload: MISMATCH: %zu of %zu words differ, first at byte %zu (checksum %016" PRIx64
+	       ", expected %016" PRIx64 ")\n", bad, words, first_bad * sizeof(uint64_t), again, sum);
+	return 1;
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# dracut module: installs thaw and runs `thaw resume` before the root file system is mounted.
+# shellcheck disable=SC2154 # dracut sets moddir, hostonly and dracutsysrootdir
+
+# The thaw binary to install; the test harness points this at its build.
+thaw_bin() {
+    echo "${THAW_BINARY:-/usr/sbin/thaw}"
+}
+
+# called by dracut
+check() {
+    [[ -x "$(thaw_bin)" ]] || return 1
+    # A host configured by `thaw setup` needs the module; otherwise only when asked for.
+    [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && return 0
+    return 255
+}
+
+# called by dracut
+depends() {
+    echo dm
+    return 0
+}
+
+# called by dracut
+installkernel() {
+    # dm-crypt and its ciphers, the kernel crypto API libcryptsetup uses for keyslots,
+    # the fw_cfg key source, and the virtio disks the swap device usually lives on.
+    hostonly='' instmods dm_mod dm_crypt xts ecb cbc aesni_intel aes_generic sha256_generic \
+        af_alg algif_skcipher algif_hash qemu_fw_cfg virtio_blk virtio_scsi virtio_pci
+}
+
+# called by dracut
+install() {
+    inst_binary "$(thaw_bin)" /usr/sbin/thaw
+    [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && inst_simple /etc/thaw/thaw.conf
+    inst_hook pre-mount 10 "$moddir/thaw-resume.sh"
+}

@@ -1,0 +1,150 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# /sbin/init of the test guest: runs the step named by thaw.step= on the kernel command line,
+# prints "THAW-TEST: …" markers on the console for the harness, and powers off.
+#
+# Steps:
+#   setup        thaw setup on /dev/vdb, then power off (no image)
+#   hibernate    setup, swap on, workload, thaw hibernate; after the resume: verify the workload
+#   plain        the same with plain swap on /dev/vdb and the raw sysfs interface (harness self-test)
+#   cold         a boot without image: the mapping is there, swap is usable
+#   inspect      a boot that must not have resumed: say whether the image header is still armed
+#   resume       a boot that must resume: reaching this init at all means it did not
+
+PATH=/bin
+export PATH
+# This root runs no udev: libdevmapper creates the /dev/mapper nodes itself.
+DM_DISABLE_UDEV=1
+export DM_DISABLE_UDEV
+
+mountpoint -q /proc || mount -t proc proc /proc
+mountpoint -q /sys || mount -t sysfs sysfs /sys
+mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+mountpoint -q /run || mount -t tmpfs tmpfs /run
+mount -t tmpfs tmpfs /tmp
+
+say() { echo "THAW-TEST: $*"; }
+
+arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -n 1; }
+
+off() {
+	sync
+	say "poweroff"
+	poweroff -f
+	sleep 30
+}
+
+fail() {
+	say "FAIL: $*"
+	off
+}
+
+kmsg_thaw() {
+	dmesg | grep 'thaw:' | sed 's/^/THAW-TEST: kmsg: /'
+}
+
+step=$(arg thaw.step)
+seed=$(arg thaw.seed)
+mib=$(arg thaw.mib)
+say "fresh boot step=$step"
+modprobe -q qemu_fw_cfg
+modprobe -q dm_crypt
+kmsg_thaw
+
+setup() {
+	thaw setup --device /dev/vdb --key fwcfg:opt/thaw/key --yes
+	rc=$?
+	say "setup exit $rc"
+	[ "$rc" -eq 0 ] || fail "thaw setup failed"
+	[ -b /dev/mapper/thaw-swap ] || fail "no /dev/mapper/thaw-swap after setup"
+}
+
+# start_workload MIB: fills MIB MiB, waits until it is ready; sets $wl.
+start_workload() {
+	rm -f /tmp/ready
+	workload "$1" "$seed" /tmp/ready &
+	wl=$!
+	n=0
+	while [ ! -e /tmp/ready ]; do
+		kill -0 "$wl" 2> /dev/null || fail "workload died"
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || fail "workload not ready after 300 s"
+		sleep 0.5
+	done
+	say "workload ready"
+}
+
+verify_workload() {
+	kill -USR1 "$wl"
+	wait "$wl"
+	say "workload exit $?"
+}
+
+mapping_state() {
+	if [ -b /dev/mapper/thaw-swap ]; then say "mapping present"; else say "mapping absent"; fi
+}
+
+swap_used_kib() {
+	awk '/^SwapTotal:/ {t = $2} /^SwapFree:/ {f = $2} END {print t - f}' /proc/meminfo
+}
+
+case "$step" in
+setup)
+	setup
+	;;
+hibernate)
+	setup
+	swapon /dev/mapper/thaw-swap || fail "swapon /dev/mapper/thaw-swap failed"
+	say "swap on"
+	start_workload "$mib"
+	say "hibernating"
+	thaw hibernate --mode shutdown
+	# Reached only after a resume (or when hibernation failed).
+	say "hibernate exit $?"
+	verify_workload
+	kmsg_thaw
+	;;
+plain)
+	mkswap /dev/vdb > /dev/null || fail "mkswap failed"
+	swapon /dev/vdb || fail "swapon /dev/vdb failed"
+	start_workload "$mib"
+	say "hibernating"
+	cat /sys/block/vdb/dev > /sys/power/resume
+	echo shutdown > /sys/power/disk
+	echo disk > /sys/power/state
+	# shellcheck disable=SC2320 # the status of that write is the point
+	rc=$?
+	say "hibernate exit $rc"
+	verify_workload
+	;;
+cold)
+	mapping_state
+	swapon /dev/mapper/thaw-swap
+	say "swapon exit $?"
+	grep -q '^/dev/' /proc/swaps && say "swap active: $(grep '^/dev/' /proc/swaps | tr -s ' \t' ' ')"
+	# More than the guest's free memory: part of it has to go to the encrypted swap and back.
+	start_workload "$mib"
+	say "swap used $(swap_used_kib) KiB"
+	verify_workload
+	;;
+inspect)
+	mapping_state
+	# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
+	# say the image is still there without resuming it.
+	if cryptsetup open --readonly --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
+		--keyfile-size 32 /dev/vdb thaw-inspect; then
+		sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
+		say "image signature: $sig"
+		cryptsetup close thaw-inspect
+	else
+		say "inspect: cannot open /dev/vdb with the real key"
+	fi
+	;;
+resume)
+	say "not resumed"
+	;;
+*)
+	say "unknown step '$step'"
+	;;
+esac
+off

@@ -1,0 +1,268 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Shared QEMU harness: Debian kernel + dracut (unpacked, never installed), root and swap disks, boots.
+# shellcheck shell=bash
+#
+# Sourced by test/qemu/*/run.sh, test/qemu/run.sh and test/qemu/demo.sh. Everything it downloads or
+# builds lives in $TQ_CACHE (default .cache/qemu in the repository, git-ignored). Nothing here
+# installs a kernel or dracut or touches the host's boot.
+
+TQ_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TQ_CACHE=${TQ_CACHE:-$TQ_REPO/.cache/qemu}
+TQ_THAW=${TQ_THAW:-$TQ_REPO/build/thaw}
+TQ_MEM=${TQ_MEM:-768}              # MiB; the same on every boot (the image records the RAM size)
+TQ_SMP=${TQ_SMP:-2}
+TQ_SWAP_MIB=${TQ_SWAP_MIB:-600}
+TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-256}
+TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-300}   # seconds, hard limit per QEMU process
+TQ_LOGLEVEL=${TQ_LOGLEVEL:-7}
+TQ_SKIP=77
+
+tq_log() { printf '# %s\n' "$*" >&2; }
+tq_die() { printf '# error: %s\n' "$*" >&2; exit 1; }
+tq_skip() { printf '# skip: %s\n' "$*" >&2; exit "$TQ_SKIP"; }
+
+# ---------------------------------------------------------------------------------------------
+# Downloads: Debian's current kernel and dracut-core, unpacked into the cache.
+
+# Downloads package $1 into $TQ_CACHE/debs and prints the .deb path.
+tq_apt_download() {
+    local pkg=$1 deb
+    mkdir -p "$TQ_CACHE/debs"
+    (cd "$TQ_CACHE/debs" && apt-get download -q "$pkg" >&2) || return 1
+    deb=$(find "$TQ_CACHE/debs" -name "${pkg}_*.deb" -printf '%T@ %p\n' | sort -rn | head -n1 | cut -d' ' -f2-)
+    [[ -n $deb ]] || return 1
+    echo "$deb"
+}
+
+tq_fetch_kernel() {
+    local meta real deb
+    if [[ -e $TQ_CACHE/kernel/.done ]]; then
+        TQ_KVER=$(cat "$TQ_CACHE/kernel/.done")
+        return 0
+    fi
+    tq_log "downloading Debian's linux-image-amd64 (not installing it)"
+    meta=$(tq_apt_download linux-image-amd64) || tq_die "apt-get download linux-image-amd64 failed"
+    # The meta package depends on the real, versioned image package.
+    real=$(dpkg-deb -f "$meta" Depends | tr ',|' '\n' | awk '{print $1}' | grep -m1 '^linux-image-[0-9]')
+    [[ -n $real ]] || tq_die "cannot find the kernel package in $(basename "$meta")'s Depends"
+    deb=$(tq_apt_download "$real") || tq_die "apt-get download $real failed"
+    rm -rf "$TQ_CACHE/kernel"
+    mkdir -p "$TQ_CACHE/kernel"
+    dpkg-deb -x "$deb" "$TQ_CACHE/kernel/root" || tq_die "cannot unpack $deb"
+    TQ_KVER=$(find "$TQ_CACHE/kernel/root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n1)
+    [[ -f $TQ_CACHE/kernel/root/boot/vmlinuz-$TQ_KVER ]] || tq_die "no vmlinuz-$TQ_KVER in $deb"
+    # The package ships no modules.dep; its postinst would run depmod.
+    depmod -b "$TQ_CACHE/kernel/root" "$TQ_KVER" || tq_die "depmod failed on the unpacked kernel"
+    echo "$TQ_KVER" > "$TQ_CACHE/kernel/.done"
+}
+
+tq_fetch_dracut() {
+    local deb
+    [[ -e $TQ_CACHE/dracut/.done ]] && return 0
+    tq_log "downloading Debian's dracut-core (not installing it)"
+    deb=$(tq_apt_download dracut-core) || tq_die "apt-get download dracut-core failed"
+    rm -rf "$TQ_CACHE/dracut"
+    mkdir -p "$TQ_CACHE/dracut"
+    dpkg-deb -x "$deb" "$TQ_CACHE/dracut/root" || tq_die "cannot unpack $deb"
+    basename "$deb" > "$TQ_CACHE/dracut/.done"
+}
+
+tq_kdir() { echo "$TQ_CACHE/kernel/root"; }
+tq_vmlinuz() { echo "$TQ_CACHE/kernel/root/boot/vmlinuz-$TQ_KVER"; }
+tq_kmoddir() { echo "$TQ_CACHE/kernel/root/lib/modules/$TQ_KVER"; }
+
+# ---------------------------------------------------------------------------------------------
+# Builds: workload, initramfs, root file system. Each is rebuilt when its inputs change.
+
+tq_hash() { cat "$@" | sha256sum | cut -c1-16; }
+
+tq_build_workload() {
+    local out=$TQ_CACHE/workload src=$TQ_REPO/test/workload.c
+    if [[ ! -x $out || $src -nt $out ]]; then
+        ${CC:-cc} -static -O2 -std=c11 -Wall -Wextra -o "$out" "$src" || tq_die "cannot build the workload"
+    fi
+}
+
+# Kernel modules the guest needs beyond the initramfs' own: dm-crypt, its ciphers, fw_cfg.
+TQ_MODULES="dm_mod dm_crypt xts ecb cbc aesni_intel af_alg algif_skcipher algif_hash qemu_fw_cfg
+virtio_blk virtio_pci ext4"
+
+# TQ_EXTRA_DRACUT_MODULES: directories of further dracut modules (tests of the harness itself).
+tq_build_initramfs() {
+    local key base out mods extra=() d
+    key=$(tq_hash "$TQ_THAW" "$TQ_REPO"/dracut-module/90thaw/* "${BASH_SOURCE[0]}" \
+        <(echo "$TQ_KVER ${TQ_EXTRA_DRACUT_MODULES:-}"))
+    out=$TQ_CACHE/initramfs-$key.img
+    TQ_INITRD=$out
+    [[ -s $out ]] && return 0
+    tq_log "building the initramfs with dracut (unpacked copy, thaw module from dracut-module/90thaw)"
+    base=$TQ_CACHE/dracut-base
+    rm -rf "$base" "$TQ_CACHE"/initramfs-*.img "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
+    cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
+    cp -a "$TQ_REPO/dracut-module/90thaw" "$base/modules.d/90thaw"
+    mods="busybox base dm kernel-modules rootfs-block thaw"
+    for d in ${TQ_EXTRA_DRACUT_MODULES:-}; do
+        cp -a "$d" "$base/modules.d/"
+        extra+=("$(basename "$d" | sed 's/^[0-9][0-9]//')")
+    done
+    mods="$mods ${extra[*]}"
+    mkdir -p "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
+    # --drivers (not --add-drivers) keeps the initramfs to what a virtio VM needs: kernel-modules
+    # would otherwise copy every storage driver, and TCG pays for each byte unpacked.
+    dracutbasedir=$base THAW_BINARY=$TQ_THAW \
+        bash "$TQ_CACHE/dracut/root/usr/bin/dracut" --force --quiet --no-hostonly --no-hostonly-cmdline \
+        --kver "$TQ_KVER" --kmoddir "$(tq_kmoddir)" --conf /dev/null --confdir "$TQ_CACHE/dracut-conf.d" \
+        --tmpdir "$TQ_CACHE/dracut-tmp" --modules "$mods" --drivers "${TQ_MODULES//$'\n'/ }" \
+        --no-compress --no-early-microcode --nofscks "$out.tmp" \
+        || tq_die "dracut failed"
+    mv "$out.tmp" "$out"
+}
+
+# Copies an executable and the shared libraries ldd reports into root tree $2.
+tq_install_bin() {
+    local bin=$1 root=$2 dest=$3 lib
+    install -D -m 0755 "$bin" "$root$dest"
+    for lib in $(ldd "$bin" 2>/dev/null | grep -o '/[^ ]*'); do
+        [[ -e $root$lib ]] || install -D -m 0755 "$(readlink -f "$lib")" "$root$lib"
+    done
+}
+
+tq_build_rootfs() {
+    local key out tree m a kmods
+    key=$(tq_hash "$TQ_THAW" "$TQ_CACHE/workload" "$TQ_REPO/test/qemu/guest-init.sh" "${BASH_SOURCE[0]}" \
+        <(echo "$TQ_KVER"))
+    out=$TQ_CACHE/root-$key.img
+    TQ_ROOT_BASE=$out
+    [[ -s $out ]] && return 0
+    tq_log "building the guest root file system"
+    rm -f "$TQ_CACHE"/root-*.img
+    tree=$TQ_CACHE/rootfs
+    rm -rf "$tree"
+    mkdir -p "$tree"/{bin,dev,proc,sys,run,tmp,mnt,etc/thaw,usr,var}
+    ln -s bin "$tree/sbin"
+    ln -s ../bin "$tree/usr/bin"
+    ln -s ../bin "$tree/usr/sbin"
+    install -m 0755 /bin/busybox "$tree/bin/busybox"
+    for a in $(/bin/busybox --list); do
+        [[ $a == busybox || -e $tree/bin/$a ]] || ln -s busybox "$tree/bin/$a"
+    done
+    rm -f "$tree/bin/init"
+    install -m 0755 "$TQ_REPO/test/qemu/guest-init.sh" "$tree/bin/init"
+    install -m 0755 "$TQ_CACHE/workload" "$tree/bin/workload"
+    tq_install_bin "$TQ_THAW" "$tree" /bin/thaw
+    # cryptsetup only lets the tests look at the image header read-only; thaw never calls it.
+    tq_install_bin "$(command -v cryptsetup)" "$tree" /bin/cryptsetup
+    # The modules the real system may load (the initramfs loads most before switch_root).
+    kmods=$(for m in $TQ_MODULES; do
+        modprobe -d "$(tq_kdir)" -S "$TQ_KVER" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" {print $2}'
+    done | sort -u)
+    for m in $kmods; do
+        install -D -m 0644 "$m" "$tree/lib/modules/$TQ_KVER/${m#"$(tq_kmoddir)"/}"
+    done
+    cp "$(tq_kmoddir)"/modules.{order,builtin,builtin.modinfo} "$tree/lib/modules/$TQ_KVER/" 2>/dev/null
+    depmod -b "$tree" "$TQ_KVER" || tq_die "depmod failed on the guest root"
+    echo "thaw-guest" > "$tree/etc/hostname"
+    mke2fs -q -F -t ext4 -L root -d "$tree" "$out.tmp" 256M || tq_die "mke2fs failed"
+    mv "$out.tmp" "$out"
+}
+
+# Everything a scenario needs before its first boot.
+tq_prepare() {
+    command -v qemu-system-x86_64 > /dev/null || tq_skip "qemu-system-x86_64 missing (run make deps)"
+    [[ -x $TQ_THAW ]] || tq_die "$TQ_THAW missing (run make)"
+    mkdir -p "$TQ_CACHE"
+    tq_fetch_kernel
+    tq_fetch_dracut
+    tq_build_workload
+    tq_build_initramfs
+    tq_build_rootfs
+}
+
+# ---------------------------------------------------------------------------------------------
+# Per-run work directory: disks and keys (generated here, never committed).
+
+# tq_workdir NAME: fresh $TQ_WORK with a root disk, an empty swap disk and two random keys.
+tq_workdir() {
+    TQ_WORK=$TQ_CACHE/run/$1
+    rm -rf "$TQ_WORK"
+    mkdir -p "$TQ_WORK"
+    cp --sparse=always "$TQ_ROOT_BASE" "$TQ_WORK/root.img"
+    truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
+    (umask 077; head -c 32 /dev/urandom > "$TQ_WORK/key"; head -c 32 /dev/urandom > "$TQ_WORK/wrong-key")
+    TQ_SEED=$(od -An -tu4 -N4 /dev/urandom | tr -d ' ')
+}
+
+# tq_boot NAME STEP KEYFILE [EXTRA-CMDLINE...]
+# Boots once with a hard timeout. Serial output goes to $TQ_WORK/NAME.log, each line prefixed by
+# the seconds since QEMU started (host clock). Returns QEMU's status (124 = timed out).
+# TQ_QEMU_EXTRA (array) adds QEMU arguments; the real key is always also given to the guest as
+# opt/test/realkey so it can inspect the image header read-only.
+tq_boot() {
+    local name=$1 step=$2 key=$3 log rc start
+    shift 3
+    log=$TQ_WORK/$name.log
+    local append="console=ttyS0 root=/dev/vda rw rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
+    append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
+    tq_log "boot $name: step=$step ${*:-}"
+    start=$EPOCHREALTIME
+    timeout -k 10 "$TQ_BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -m "$TQ_MEM" -smp "$TQ_SMP" \
+        -nodefaults -display none -no-reboot -serial stdio \
+        -kernel "$(tq_vmlinuz)" -initrd "$TQ_INITRD" -append "$append" \
+        -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \
+        -drive "file=$TQ_WORK/swap.img,if=virtio,format=raw" \
+        -fw_cfg "name=opt/thaw/key,file=$key" -fw_cfg "name=opt/test/realkey,file=$TQ_WORK/key" \
+        "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tq_stamp "$start" > "$log"
+    rc=${PIPESTATUS[0]}
+    TQ_BOOT_SECONDS=$(tq_since "$start")
+    tq_log "boot $name: QEMU exited with status $rc after ${TQ_BOOT_SECONDS} s"
+    return "$rc"
+}
+
+tq_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+
+# Prefixes each line with seconds since $1, e.g. " 12.34| text".
+tq_stamp() {
+    local a=$1 line now n
+    while IFS= read -r line || [[ -n $line ]]; do
+        line=${line//$'\r'/}
+        now=$EPOCHREALTIME
+        # Integer microseconds: no subprocess per line.
+        n=$(( ${now%.*} * 1000000 + 10#${now#*.} - ${a%.*} * 1000000 - 10#${a#*.} ))
+        printf '%4d.%02d| %s\n' $((n / 1000000)) $(( (n % 1000000) / 10000 )) "$line"
+    done
+}
+
+# ---------------------------------------------------------------------------------------------
+# Reading results from the serial logs.
+
+# tq_has NAME TEXT: the boot's log contains TEXT (fixed string).
+tq_has() { grep -qF -- "$2" "$TQ_WORK/$1.log"; }
+
+# tq_time NAME TEXT: seconds (from QEMU start) of the first line containing TEXT, or empty.
+tq_time() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed 's/|.*//; s/ //g'; }
+
+# tq_show NAME: the lines a reader needs when something fails (test markers and thaw lines).
+tq_show() {
+    grep -E 'THAW-TEST|thaw:|workload:|PM: |Kernel panic|BUG|Oops' "$TQ_WORK/$1.log" | sed 's/^/#   /' >&2
+}
+
+# Assertions used by scenarios: count failures, print what was checked.
+TQ_FAILS=0
+tq_check() {
+    local what=$1
+    shift
+    if "$@"; then
+        tq_log "ok: $what"
+    else
+        tq_log "FAILED: $what"
+        TQ_FAILS=$((TQ_FAILS + 1))
+    fi
+}
+
+tq_finish() {
+    if ((TQ_FAILS > 0)); then
+        tq_log "serial logs: $TQ_WORK"
+        exit 1
+    fi
+    exit 0
+}

@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* thaw's settings from the kernel command line and /etc/thaw/thaw.conf (the command line wins). */
+#include "args.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+void args_init(struct thaw_args *a)
+{
+        memset(a, 0, sizeof(*a));
+        snprintf(a->name, sizeof(a->name), "%s", ARGS_NAME_DEFAULT);
+        a->timeout_s = ARGS_TIMEOUT_DEFAULT;
+}
+
+static int is_space(char c)
+{
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+int args_next_token(const char **p, char *buf, size_t size)
+{
+        const char *s = *p;
+        size_t n = 0;
+        int quoted = 0, r = 1;
+
+        while (is_space(*s))
+                s++;
+        if (!*s)
+                return 0;
+        for (; *s && (quoted || !is_space(*s)); s++) {
+                if (*s == '"') {
+                        quoted = !quoted;
+                        continue;
+                }
+                if (n + 1 < size)
+                        buf[n++] = *s;
+                else
+                        r = -E2BIG;
+        }
+        if (size > 0)
+                buf[n] = '\0';
+        *p = s;
+        /* Everything after "--" belongs to init, as in the kernel. */
+        if (r == 1 && strcmp(buf, "--") == 0)
+                return 0;
+        return r;
+}
+
+int args_name_valid(const char *name)
+{
+        size_t n = strlen(name);
+
+        if (n == 0 || n >= ARGS_NAME_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+                return 0;
+        /* The name becomes a path under /dev/mapper and a sysfs lookup key. */
+        for (const char *c = name; *c; c++)
+                if (*c == '/' || is_space(*c) || (unsigned char)*c < 0x20 || *c == 0x7f)
+                        return 0;
+        return 1;
+}
+
+/* Set one setting by its short name (as in thaw.conf). -EINVAL / -ERANGE on a bad value. */
+static int set_value(struct thaw_args *a, const char *key, const char *value)
+{
+        uint64_t v;
+        int r;
+
+        if (strcmp(key, "device") == 0)
+                return *value ? util_copy(a->device, sizeof(a->device), value) : -EINVAL;
+        if (strcmp(key, "key") == 0)
+                return *value ? util_copy(a->key, sizeof(a->key), value) : -EINVAL;
+        if (strcmp(key, "name") == 0)
+                return args_name_valid(value) ? util_copy(a->name, sizeof(a->name), value) : -EINVAL;
+        if (strcmp(key, "timeout") == 0) {
+                r = util_parse_u64(value, ARGS_TIMEOUT_MAX, &v);
+                if (r == 0)
+                        a->timeout_s = (unsigned)v;
+                return r;
+        }
+        if (strcmp(key, "offset") == 0) {
+                r = util_parse_u64(value, ARGS_OFFSET_MAX, &v);
+                if (r == 0)
+                        a->offset = v;
+                return r;
+        }
+        return -ENOENT;
+}
+
+static void note_bad(char *bad, size_t badsize, int *count, const char *what)
+{
+        if (*count == 0 && bad && badsize > 0)
+                snprintf(bad, badsize, "%s", what);
+        (*count)++;
+}
+
+static const struct {
+        const char *param;
+        const char *key;
+} cmdline_keys[] = {
+        { "rd.thaw.device", "device" },
+        { "rd.thaw.key", "key" },
+        { "rd.thaw.name", "name" },
+        { "rd.thaw.timeout", "timeout" },
+        { "resume_offset", "offset" },
+};
+
+static int is_ours(const char *tok)
+{
+        return strncmp(tok, "rd.thaw", 7) == 0 || strncmp(tok, "resume_offset", 13) == 0;
+}
+
+/* 0 if handled or unrelated, <0 if a thaw parameter had a bad value. */
+static int apply_param(struct thaw_args *a, char *tok)
+{
+        char *eq = strchr(tok, '=');
+        const char *value = eq ? eq + 1 : NULL;
+
+        if (eq)
+                *eq = '\0';
+        if (strcmp(tok, "noresume") == 0) {
+                a->noresume = true;
+                return 0;
+        }
+        if (strcmp(tok, "rd.thaw") == 0) {
+                if (!value || strcmp(value, "1") == 0)
+                        a->disabled = false;
+                else if (strcmp(value, "0") == 0)
+                        a->disabled = true;
+                else
+                        return -EINVAL;
+                return 0;
+        }
+        for (size_t i = 0; i < sizeof(cmdline_keys) / sizeof(cmdline_keys[0]); i++)
+                if (strcmp(tok, cmdline_keys[i].param) == 0)
+                        return value ? set_value(a, cmdline_keys[i].key, value) : -EINVAL;
+        /* Unknown rd.thaw.* parameters are mistakes worth reporting. */
+        return strncmp(tok, "rd.thaw.", 8) == 0 ? -ENOENT : 0;
+}
+
+int args_parse_cmdline(const char *cmdline, struct thaw_args *a, char *bad, size_t badsize)
+{
+        char tok[ARGS_TOKEN_MAX];
+        int count = 0, r;
+
+        if (bad && badsize > 0)
+                bad[0] = '\0';
+        while ((r = args_next_token(&cmdline, tok, sizeof(tok))) != 0) {
+                char shown[ARGS_TOKEN_MAX];
+
+                if (r < 0) {
+                        if (is_ours(tok))
+                                note_bad(bad, badsize, &count, tok);
+                        continue;
+                }
+                memcpy(shown, tok, strlen(tok) + 1);
+                if (apply_param(a, tok) < 0)
+                        note_bad(bad, badsize, &count, shown);
+        }
+        return count;
+}
+
+static char *trim(char *s)
+{
+        while (is_space(*s))
+                s++;
+        util_rstrip(s);
+        return s;
+}
+
+static int apply_conf_line(struct thaw_args *a, char *line)
+{
+        char *eq = strchr(line, '='), *key, *value;
+        size_t n;
+
+        if (!eq)
+                return -EINVAL;
+        *eq = '\0';
+        key = trim(line);
+        value = trim(eq + 1);
+        n = strlen(value);
+        if (n >= 2 && value[0] == '"' && value[n - 1] == '"') {
+                value[n - 1] = '\0';
+                value++;
+        }
+        return set_value(a, key, value);
+}
+
+int args_parse_conf(const char *text, struct thaw_args *a, char *bad, size_t badsize)
+{
+        int count = 0;
+
+        if (bad && badsize > 0)
+                bad[0] = '\0';
+        while (*text) {
+                const char *end = strchr(text, '\n');
+                size_t len = end ? (size_t)(end - text) : strlen(text);
+                char line[ARGS_TOKEN_MAX], shown[ARGS_TOKEN_MAX], *s;
+
+                if (len >= sizeof(line)) {
+                        snprintf(shown, sizeof(shown), "%.40s...", text);
+                        note_bad(bad, badsize, &count, shown);
+                } else {
+                        memcpy(line, text, len);
+                        line[len] = '\0';
+                        s = trim(line);
+                        memcpy(shown, s, strlen(s) + 1);
+                        if (*s && *s != '#' && apply_conf_line(a, s) < 0)
+                                note_bad(bad, badsize, &count, shown);
+                }
+                text += len;
+                if (*text == '\n')
+                        text++;
+        }
+        return count;
+}

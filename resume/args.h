@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* thaw's settings from the kernel command line and /etc/thaw/thaw.conf (the command line wins). */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keysrc.h"
+
+#define ARGS_DEVICE_MAX 256
+#define ARGS_NAME_MAX 128          /* device-mapper names are shorter than 128 bytes */
+#define ARGS_TIMEOUT_DEFAULT 30
+#define ARGS_TIMEOUT_MAX 3600
+#define ARGS_NAME_DEFAULT "thaw-swap"
+#define ARGS_OFFSET_MAX (INT64_MAX / 4096) /* offset * 4096 must fit an off_t */
+#define ARGS_CMDLINE_MAX 16384     /* cap on /proc/cmdline or --cmdline */
+#define ARGS_CONF_MAX 16384        /* cap on thaw.conf */
+#define ARGS_TOKEN_MAX (KEYCHAIN_SPEC_MAX + 32)
+#define ARGS_CONF_PATH "/etc/thaw/thaw.conf"
+
+struct thaw_args {
+        char device[ARGS_DEVICE_MAX]; /* rd.thaw.device= / device=, "" if unset */
+        char key[KEYCHAIN_SPEC_MAX];  /* rd.thaw.key= / key=, "" means the device's tokens */
+        char name[ARGS_NAME_MAX];     /* rd.thaw.name= / name= */
+        unsigned timeout_s;           /* rd.thaw.timeout= / timeout= */
+        uint64_t offset;              /* resume_offset= / offset=, in 4096-byte pages */
+        bool noresume;                /* noresume */
+        bool disabled;                /* rd.thaw=0 */
+};
+
+void args_init(struct thaw_args *a);
+
+/*
+ * Next whitespace-separated token of a kernel command line, with double quotes removed (they only
+ * protect spaces, as in param="a b"). Returns 1 and advances *p, 0 at the end (or at "--"),
+ * -E2BIG if the token does not fit buf (it is skipped, buf holds its start).
+ */
+int args_next_token(const char **p, char *buf, size_t size);
+
+/*
+ * Apply the command line to a. Unrelated parameters are ignored. A thaw parameter with a bad value
+ * is ignored too (a keeps its previous value); the count of those is returned, the first one
+ * copied to bad (may be NULL).
+ */
+int args_parse_cmdline(const char *cmdline, struct thaw_args *a, char *bad, size_t badsize);
+
+/* Apply thaw.conf text (KEY=VALUE lines, '#' comments). Returns the count of bad lines, like above. */
+int args_parse_conf(const char *text, struct thaw_args *a, char *bad, size_t badsize);
+
+/* 1 if name is usable as a device-mapper name. */
+int args_name_valid(const char *name);

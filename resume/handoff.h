@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Hand a swap device with a hibernation image to the kernel through /sys/power. */
+#pragma once
+#include <stdint.h>
+
+/*
+ * Write offset (pages) to ROOT/sys/power/resume_offset, then "MAJ:MIN\n" to ROOT/sys/power/resume.
+ * If the kernel restores the image, this never returns. When it returns, the kernel either found
+ * no image or failed to load it: only the header on disk tells which.
+ */
+int handoff_write(const char *root, unsigned maj, unsigned min, uint64_t offset);

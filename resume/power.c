@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What /sys/power and /proc say about hibernation: availability, swap space, memory. */
+#include "power.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+#define POWER_TEXT_MAX 4096
+#define SWAPS_MAX 65536
+
+/* 1 if word appears in text as a whole, space-separated word (brackets stripped). */
+static int has_word(const char *text, const char *word)
+{
+        size_t n = strlen(word);
+
+        for (const char *p = text; (p = strstr(p, word)); p += n) {
+                int start = p == text || p[-1] == ' ' || p[-1] == '[' || p[-1] == '\n';
+                char e = p[n];
+
+                if (start && (e == '\0' || e == ' ' || e == ']' || e == '\n'))
+                        return 1;
+        }
+        return 0;
+}
+
+int power_hibernation_available(const char *root, char *why, size_t size)
+{
+        char buf[POWER_TEXT_MAX];
+        int r;
+
+        r = util_read_text_at(root, "/sys/power/disk", buf, sizeof(buf));
+        if (r == -ENOENT) {
+                snprintf(why, size, "/sys/power/disk is missing: kernel built without hibernation");
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (strstr(buf, "[disabled]")) {
+                snprintf(why, size, "/sys/power/disk says [disabled]: hibernation is off "
+                                    "(kernel lockdown, Secure Boot or nohibernate)");
+                return 0;
+        }
+        r = util_read_text_at(root, "/sys/power/state", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        if (!has_word(buf, "disk")) {
+                snprintf(why, size, "/sys/power/state does not offer \"disk\"");
+                return 0;
+        }
+        return 1;
+}
+
+int power_mode_offered(const char *root, const char *mode)
+{
+        char buf[POWER_TEXT_MAX];
+        int r = util_read_text_at(root, "/sys/power/disk", buf, sizeof(buf));
+
+        return r < 0 ? r : has_word(buf, mode);
+}
+
+static int meminfo_field(const char *text, const char *key, uint64_t *out)
+{
+        size_t n = strlen(key);
+
+        for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+                unsigned long long v;
+
+                if (strncmp(p, key, n) == 0 && p[n] == ':' &&
+                    sscanf(p + n + 1, " %llu", &v) == 1) {
+                        *out = v;
+                        return 0;
+                }
+        }
+        return -ENODATA;
+}
+
+int power_meminfo(const char *root, struct power_meminfo *out)
+{
+        char buf[POWER_TEXT_MAX * 2];
+        struct power_meminfo m;
+        int r = util_read_text_at(root, "/proc/meminfo", buf, sizeof(buf));
+
+        if (r < 0)
+                return r;
+        r = meminfo_field(buf, "MemTotal", &m.mem_total_kib);
+        if (r == 0)
+                r = meminfo_field(buf, "AnonPages", &m.anon_kib);
+        if (r == 0)
+                r = meminfo_field(buf, "Shmem", &m.shmem_kib);
+        if (r == 0)
+                *out = m;
+        return r;
+}
+
+uint64_t power_image_estimate_kib(const struct power_meminfo *m)
+{
+        return m->anon_kib + m->shmem_kib;
+}
+
+int power_swap_find(const char *root, const char *kname, const char *path, struct power_swap *out)
+{
+        char buf[SWAPS_MAX];
+        char dev[64];
+        int r = util_read_text_at(root, "/proc/swaps", buf, sizeof(buf));
+
+        if (r < 0)
+                return r;
+        r = snprintf(dev, sizeof(dev), "/dev/%s", kname ? kname : "");
+        if (r < 0 || (size_t)r >= sizeof(dev))
+                return -ENAMETOOLONG;
+        for (char *line = buf, *next; line && *line; line = next) {
+                char name[4096], type[32];
+                unsigned long long size, used;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (sscanf(line, "%4095s %31s %llu %llu", name, type, &size, &used) != 4)
+                        continue; /* the heading, or a name too long to be ours */
+                if ((kname && strcmp(name, dev) == 0) || (path && strcmp(name, path) == 0)) {
+                        out->size_kib = size;
+                        out->used_kib = used;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What /sys/power and /proc say about hibernation: availability, swap space, memory. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 if the kernel offers hibernation, 0 if not (why says why), -errno if it cannot tell. */
+int power_hibernation_available(const char *root, char *why, size_t size);
+/* 1 if /sys/power/disk offers mode ("shutdown", "platform", "reboot"), 0 if not. */
+int power_mode_offered(const char *root, const char *mode);
+
+struct power_meminfo {
+        uint64_t mem_total_kib;
+        uint64_t anon_kib;  /* AnonPages */
+        uint64_t shmem_kib; /* Shmem */
+};
+int power_meminfo(const char *root, struct power_meminfo *out);
+/* What a hibernation image will need at most: anonymous memory and shmem cannot be dropped. */
+uint64_t power_image_estimate_kib(const struct power_meminfo *m);
+
+struct power_swap {
+        uint64_t size_kib;
+        uint64_t used_kib;
+};
+/*
+ * Find the active swap on /dev/<kname> or on path (e.g. /dev/mapper/thaw-swap) in ROOT/proc/swaps.
+ * -ENOENT if it is not active swap.
+ */
+int power_swap_find(const char *root, const char *kname, const char *path, struct power_swap *out);

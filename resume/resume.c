@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The decisions of `thaw resume`: unlock the swap device, hand an image to the kernel, or step aside. */
+#include "resume.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "devspec.h"
+#include "dm.h"
+#include "handoff.h"
+#include "luks.h"
+#include "swsusp.h"
+#include "util.h"
+
+#define POLL_MS 200           /* device and mapping polling interval */
+#define MAPPING_GRACE_MS 2000 /* the mapping node may lag the activation */
+#define REASONS_MAX 2048
+
+const struct resume_ops resume_default_ops = {
+        .probe = luks_probe,
+        .token_sources = luks_token_sources,
+        .fetch = keysrc_fetch,
+        .activate = luks_activate,
+        .deactivate = luks_deactivate,
+        .is_active = luks_is_active,
+        .handoff = handoff_write,
+};
+
+__attribute__((format(printf, 4, 5)))
+static void say(resume_say_fn fn, void *userdata, int level, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (n >= 0 && fn)
+                fn(userdata, level, msg);
+}
+
+#define SAY(c, level, ...) say((c)->say, (c)->userdata, level, __VA_ARGS__)
+
+int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn fn,
+                     void *userdata)
+{
+        char text[ARGS_CMDLINE_MAX > ARGS_CONF_MAX ? ARGS_CMDLINE_MAX : ARGS_CONF_MAX];
+        char bad[ARGS_TOKEN_MAX];
+        int r;
+
+        args_init(out);
+        r = util_read_text_at(root, ARGS_CONF_PATH, text, ARGS_CONF_MAX);
+        if (r >= 0) {
+                r = args_parse_conf(text, out, bad, sizeof(bad));
+                if (r > 0)
+                        say(fn, userdata, LOG_WARNING, "ignoring %d bad line(s) in %s, the first: \"%s\"",
+                            r, ARGS_CONF_PATH, bad);
+        } else if (r != -ENOENT) {
+                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): using the kernel command line only",
+                    ARGS_CONF_PATH, strerror(-r));
+        }
+        if (!cmdline) {
+                r = util_read_text_at(root, "/proc/cmdline", text, ARGS_CMDLINE_MAX);
+                if (r < 0) {
+                        say(fn, userdata, LOG_WARNING, "cannot read /proc/cmdline (%s): using %s only",
+                            strerror(-r), ARGS_CONF_PATH);
+                        return 0;
+                }
+                cmdline = text;
+        }
+        r = args_parse_cmdline(cmdline, out, bad, sizeof(bad));
+        if (r > 0)
+                say(fn, userdata, LOG_WARNING, "ignoring %d bad kernel argument(s), the first: \"%s\"", r,
+                    bad);
+        return 0;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+        return a > b ? a : b;
+}
+
+static void sleep_until(int64_t deadline_ms)
+{
+        int64_t left = deadline_ms - keysrc_now_ms();
+
+        if (left > 0)
+                util_sleep_ms((unsigned)(left < POLL_MS ? left : POLL_MS));
+}
+
+/* Poll until the device appears or the deadline passes (checked once even if it has passed). */
+static int wait_device(const struct resume_ctx *c, int64_t deadline, char *dev, size_t size)
+{
+        int said = 0;
+
+        for (;;) {
+                int r = devspec_resolve(c->root, c->args->device, dev, size);
+
+                if (r != -ENOENT)
+                        return r;
+                if (keysrc_now_ms() >= deadline)
+                        return -ETIMEDOUT;
+                if (!said++)
+                        SAY(c, LOG_INFO, "waiting up to %u s for %s", c->args->timeout_s,
+                            c->args->device);
+                sleep_until(deadline);
+        }
+}
+
+static int wait_path(const char *path, int64_t deadline)
+{
+        for (;;) {
+                if (util_exists(path))
+                        return 0;
+                if (keysrc_now_ms() >= deadline)
+                        return -ETIMEDOUT;
+                sleep_until(deadline);
+        }
+}
+
+static const char *reason(int r)
+{
+        switch (r) {
+        case -EPERM:
+                return "wrong key";
+        case -ENOENT:
+                return "not found";
+        case -ENODATA:
+                return "empty";
+        case -EMSGSIZE:
+                return "too large";
+        default:
+                return strerror(-r);
+        }
+}
+
+static void add_reason(char *buf, size_t size, const struct keysrc *s, const char *why)
+{
+        char name[KEYSRC_ARG_MAX + 16];
+        size_t used = strlen(buf);
+
+        if (keysrc_format(s, name, sizeof(name)) < 0)
+                snprintf(name, sizeof(name), "%s:…", keysrc_type_name(s->type));
+        snprintf(buf + used, size - used, "%s%s: %s", used ? "; " : "", name, why);
+}
+
+/* The key chain: rd.thaw.key= if given, else the sources named by the device's thaw-* tokens. */
+static int key_chain(const struct resume_ctx *c, const char *dev, struct keychain *chain,
+                     char *why, size_t size)
+{
+        int r;
+
+        if (*c->args->key) {
+                r = keychain_parse(c->args->key, chain);
+                if (r < 0)
+                        snprintf(why, size, "rd.thaw.key=%s is not a valid key source chain",
+                                 c->args->key);
+                return r;
+        }
+        r = c->ops->token_sources(dev, chain);
+        if (r < 0)
+                snprintf(why, size, "cannot read the thaw-* tokens: %s", strerror(-r));
+        else if (chain->n == 0)
+                snprintf(why, size, "no rd.thaw.key= and no thaw-* token on the device");
+        return r < 0 ? r : chain->n == 0 ? -ENOKEY : 0;
+}
+
+/* Try each source in order; 0 once one unlocks dev, else why lists what each did. */
+static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline, char *why,
+                  size_t size)
+{
+        struct keychain chain = { 0 };
+        int r;
+
+        why[0] = '\0';
+        if (c->ops->is_active(c->args->name) == 1) {
+                SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", c->args->name);
+                return 0;
+        }
+        r = key_chain(c, dev, &chain, why, size);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < chain.n; i++) {
+                struct secret *key = NULL;
+                char name[KEYSRC_ARG_MAX + 16];
+
+                r = c->ops->fetch(&chain.src[i], c->root, deadline, &key);
+                if (r < 0) {
+                        add_reason(why, size, &chain.src[i], reason(r));
+                        continue;
+                }
+                r = c->ops->activate(dev, c->args->name, key);
+                secret_free(key); /* the key is not needed past activation, whatever happened */
+                if (r == 0) {
+                        if (keysrc_format(&chain.src[i], name, sizeof(name)) < 0)
+                                name[0] = '\0';
+                        SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s", dev, c->args->name,
+                            name);
+                        return 0;
+                }
+                if (r != -EPERM) {
+                        /* Not the key's fault: another key would fail the same way. */
+                        add_reason(why, size, &chain.src[i], "activation failed: ");
+                        snprintf(why + strlen(why), size - strlen(why), "%s", strerror(-r));
+                        return r;
+                }
+                add_reason(why, size, &chain.src[i], reason(r));
+        }
+        return -ENOKEY;
+}
+
+/* Close the mapping so the real system cannot swapon it and destroy the image. */
+static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
+{
+        int r = c->ops->deactivate(c->args->name);
+
+        if (r < 0)
+                snprintf(note, size, "closing the mapping failed (%s): do not use it as swap",
+                         strerror(-r));
+        else
+                snprintf(note, size, "mapping closed");
+        return r;
+}
+
+static enum resume_outcome handle_image(const struct resume_ctx *c, const char *mapper,
+                                        const char *shown)
+{
+        const struct thaw_args *a = c->args;
+        struct swsusp_header h;
+        unsigned maj, min;
+        char note[160];
+        int r;
+
+        r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
+        if (r < 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "cannot find the device number of %s (%s): %s to keep the image",
+                    shown, strerror(-r), note);
+                return RESUME_NO_MAPPING;
+        }
+        SAY(c, LOG_NOTICE, "resuming from %s (%u:%u, offset %" PRIu64 ")", shown, maj, min, a->offset);
+        r = c->ops->handoff(c->root, maj, min, a->offset);
+        /* Still here: the kernel found no image, refused it, or never looked. The disk tells which. */
+        if (r < 0)
+                SAY(c, LOG_WARNING, "handing %s to the kernel through /sys/power failed (%s)", shown,
+                    strerror(-r));
+        r = swsusp_read(mapper, a->offset, &h);
+        if (r == 0 && h.kind == SWSUSP_SWAP) {
+                SAY(c, LOG_WARNING, "kernel did not resume the image on %s (it was consumed; see "
+                    "kernel log): boot continues, swap ready", shown);
+                return RESUME_CONSUMED;
+        }
+        /* Image still marked (or unreadable): it can still be resumed, so keep it from swapon. */
+        close_mapping(c, note, sizeof(note));
+        SAY(c, LOG_WARNING, "kernel did not look at the image on %s (hibernation unavailable?): %s to "
+            "keep the image", shown, note);
+        return RESUME_KEPT;
+}
+
+static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *dev, int64_t deadline)
+{
+        const struct thaw_args *a = c->args;
+        char mapper[PATH_MAX], shown[ARGS_NAME_MAX + 16], note[160];
+        struct swsusp_header h;
+        int r;
+
+        snprintf(shown, sizeof(shown), "/dev/mapper/%s", a->name);
+        r = util_path(mapper, sizeof(mapper), c->root, shown);
+        if (r == 0)
+                r = wait_path(mapper, max64(deadline, keysrc_now_ms() + MAPPING_GRACE_MS));
+        if (r < 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "%s did not appear after unlocking %s: %s, boot continues without "
+                    "resume; the image, if any, is kept", shown, dev, note);
+                return RESUME_NO_MAPPING;
+        }
+        r = swsusp_read(mapper, a->offset, &h);
+        if (r < 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "cannot read the header page of %s at offset %" PRIu64 " (%s): %s, "
+                    "boot continues without resume", shown, a->offset, strerror(-r), note);
+                return RESUME_NO_MAPPING;
+        }
+        if (h.kind == SWSUSP_SWAP) {
+                SAY(c, LOG_NOTICE, "no hibernation image on %s: boot continues, swap ready", shown);
+                return RESUME_NO_IMAGE;
+        }
+        if (h.kind == SWSUSP_OTHER) {
+                SAY(c, LOG_WARNING, "no hibernation image on %s: boot continues, but there is no swap "
+                    "signature at offset %" PRIu64 " either (run mkswap on it)", shown, a->offset);
+                return RESUME_NO_IMAGE;
+        }
+        return handle_image(c, mapper, shown);
+}
+
+enum resume_outcome resume_run(const struct resume_ctx *c)
+{
+        const struct thaw_args *a = c->args;
+        char dev[PATH_MAX], why[REASONS_MAX];
+        int64_t deadline;
+        int r;
+
+        if (a->disabled) {
+                SAY(c, LOG_NOTICE, "resume disabled (rd.thaw=0)");
+                return RESUME_DISABLED;
+        }
+        if (!*a->device) {
+                SAY(c, LOG_NOTICE, "no device configured (rd.thaw.device=): nothing to do");
+                return RESUME_NO_DEVICE;
+        }
+        /* noresume: the user wants this boot fresh; unlocking nothing keeps the image as it is. */
+        if (a->noresume) {
+                SAY(c, LOG_NOTICE, "noresume given: not unlocking %s; any hibernation image on it is "
+                    "left untouched", a->device);
+                return RESUME_NORESUME;
+        }
+        if (devspec_check(a->device) < 0) {
+                SAY(c, LOG_WARNING, "rd.thaw.device=%s is not UUID=, PARTUUID=, LABEL= or a /dev path: "
+                    "boot continues without resume", a->device);
+                return RESUME_BAD_DEVICE;
+        }
+        deadline = keysrc_now_ms() + (int64_t)a->timeout_s * 1000;
+        r = wait_device(c, deadline, dev, sizeof(dev));
+        if (r < 0) {
+                SAY(c, LOG_WARNING, "device %s did not appear within %u s: boot continues without resume",
+                    a->device, a->timeout_s);
+                return RESUME_DEVICE_TIMEOUT;
+        }
+        r = c->ops->probe(dev);
+        if (r <= 0) {
+                if (r == 0)
+                        SAY(c, LOG_WARNING, "%s is not a LUKS2 container: boot continues without resume",
+                            dev);
+                else
+                        SAY(c, LOG_WARNING, "%s is not a LUKS2 container (cannot read it: %s): boot "
+                            "continues without resume", dev, strerror(-r));
+                return RESUME_NOT_LUKS;
+        }
+        if (unlock(c, dev, deadline, why, sizeof(why)) < 0) {
+                SAY(c, LOG_WARNING, "no key source unlocked %s (%s): boot continues without resume; the "
+                    "image, if any, is kept", dev, why);
+                return RESUME_NO_KEY;
+        }
+        return after_unlock(c, dev, deadline);
+}

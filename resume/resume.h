@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The decisions of `thaw resume`: unlock the swap device, hand an image to the kernel, or step aside. */
+#pragma once
+#include <stdint.h>
+
+#include "args.h"
+#include "keysrc.h"
+#include "secret.h"
+
+/* Exactly one outcome per run; each is reported by one line through say(). */
+enum resume_outcome {
+        RESUME_DISABLED,       /* rd.thaw=0 */
+        RESUME_NO_DEVICE,      /* no rd.thaw.device= */
+        RESUME_NORESUME,       /* noresume: nothing unlocked */
+        RESUME_BAD_DEVICE,     /* rd.thaw.device= is not a device spec */
+        RESUME_DEVICE_TIMEOUT, /* the device did not appear in time */
+        RESUME_NOT_LUKS,       /* not a LUKS2 container, or unreadable */
+        RESUME_NO_KEY,         /* no key source unlocked it */
+        RESUME_NO_MAPPING,     /* unlocked, but the mapping cannot be used: closed again */
+        RESUME_NO_IMAGE,       /* no image: swap ready */
+        RESUME_CONSUMED,       /* the kernel took the image and did not restore it */
+        RESUME_KEPT,           /* the kernel did not look: mapping closed, image kept */
+};
+
+/* The steps that need device-mapper or the kernel; tests replace them. */
+struct resume_ops {
+        int (*probe)(const char *dev);
+        int (*token_sources)(const char *dev, struct keychain *out);
+        int (*fetch)(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out);
+        int (*activate)(const char *dev, const char *name, const struct secret *key);
+        int (*deactivate)(const char *name);
+        int (*is_active)(const char *name);
+        int (*handoff)(const char *root, unsigned maj, unsigned min, uint64_t offset);
+};
+
+extern const struct resume_ops resume_default_ops; /* libcryptsetup, key sources, /sys/power */
+
+/* Receives each message, without the "thaw: " prefix; level is a syslog level. */
+typedef void (*resume_say_fn)(void *userdata, int level, const char *msg);
+
+struct resume_ctx {
+        const char *root;              /* "" on a real system */
+        const struct thaw_args *args;
+        const struct resume_ops *ops;
+        resume_say_fn say;
+        void *userdata;
+};
+
+/*
+ * Settings from ROOT/etc/thaw/thaw.conf, then the kernel command line (cmdline, or
+ * ROOT/proc/cmdline if NULL), which wins. Unreadable or bad input is reported through say and
+ * skipped: the boot must go on. Always returns 0.
+ */
+int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn say,
+                     void *userdata);
+
+/* Run the resume decisions. Returns only if no image was restored. */
+enum resume_outcome resume_run(const struct resume_ctx *c);

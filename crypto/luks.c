@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <libcryptsetup.h>
 #include "luks.h"
 #include "luks_token.h"
@@ -22,10 +23,14 @@ static void log_silent(int level, const char *msg, void *usrptr)
 static int luks_open(const char *dev, int load, struct crypt_device **out)
 {
         struct crypt_device *cd = NULL;
+        struct stat st;
         int r;
 
         if (!dev || !out)
                 return -EINVAL;
+        /* crypt_init() says -ENOTBLK for a missing path; callers need -ENOENT to wait for a device. */
+        if (stat(dev, &st) < 0)
+                return -errno;
         crypt_set_log_callback(NULL, log_silent, NULL);
         r = crypt_init(&cd, dev);
         if (r < 0)

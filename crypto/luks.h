@@ -8,7 +8,7 @@
 #define LUKS_TOKEN_PREFIX "thaw-"   /* token type is "thaw-<source type>", e.g. "thaw-fwcfg" */
 #define LUKS_PBKDF2_ITER 1000       /* the key is 256 random bits: stretching buys nothing */
 
-/* 1 if dev carries a LUKS2 header, 0 if not, -errno if it cannot be read. */
+/* 1 if dev carries a LUKS2 header, 0 if not (none, LUKS1, damaged), -ENOENT if dev is absent, other -errno. */
 int luks_probe(const char *dev);
 
 /*

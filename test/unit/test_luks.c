@@ -67,7 +67,8 @@ static void test_probe(void **state)
         snprintf(missing, sizeof(missing), "%s/absent.img", dir);
         assert_int_equal(luks_probe(img), 1);
         assert_int_equal(luks_probe(blank), 0);
-        assert_true(luks_probe(missing) < 0);
+        assert_int_equal(luks_probe(missing), -ENOENT);
+        assert_int_equal(luks_uuid(missing, missing, sizeof(missing)), -ENOENT);
 }
 
 static void test_tokens_round_trip(void **state)

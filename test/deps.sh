@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Installs what building thaw and running its tests need, from Debian's packages (Debian 12).
+# Installs no kernel and no dracut: the QEMU tests download and unpack those into .cache/.
+# A second run, with everything present, is fast and needs no network.
+
+set -eu
+
+PKGS="gcc libc6-dev make pkg-config libcryptsetup-dev libkeyutils-dev libjson-c-dev libblkid-dev
+libcmocka-dev qemu-system-x86 busybox-static cpio kmod udev dmsetup e2fsprogs zstd xz-utils
+shellcheck cryptsetup-bin"
+
+missing=""
+for p in $PKGS; do
+	status=$(dpkg-query -W -f '${Status}' "$p" 2> /dev/null || true)
+	[ "$status" = "install ok installed" ] || missing="$missing $p"
+done
+
+if [ -z "$missing" ]; then
+	echo "deps: all present"
+	exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing:$missing; run 'make deps' as root to install them" >&2
+	exit 1
+fi
+
+echo "deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+# shellcheck disable=SC2086 # one word per package
+apt-get install -y -q --no-install-recommends $missing

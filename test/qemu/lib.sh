@@ -259,7 +259,44 @@ tq_check() {
     fi
 }
 
+# tq_lacks NAME TEXT: the boot's log does not contain TEXT.
+tq_lacks() { ! tq_has "$1" "$2"; }
+
+# tq_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot, and count a timeout or crash.
+tq_boot_checked() {
+    local rc=0
+    tq_boot "$@" || rc=$?
+    tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
+    TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
+}
+TQ_TIMES=()
+
+# Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
+tq_hibernate_boot() {
+    tq_boot_checked "$1" hibernate "$TQ_WORK/key"
+    tq_check "$1: thaw setup succeeded" tq_has "$1" "THAW-TEST: setup exit 0"
+    tq_check "$1: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has "$1" "THAW-TEST: workload ready"
+    tq_check "$1: the kernel wrote the image" tq_has "$1" "PM: hibernation: Wrote"
+    tq_check "$1: powered off inside the hibernation (thaw hibernate did not return)" \
+        tq_lacks "$1" "THAW-TEST: hibernate exit"
+}
+
+# A boot that must resume the image written by tq_hibernate_boot, with nothing lost.
+tq_resume_boot() {
+    local name=$1
+    shift
+    tq_boot_checked "$name" resume "$TQ_WORK/key" "$@"
+    tq_check "$name: thaw handed the image to the kernel" \
+        tq_has "$name" "thaw: resuming from /dev/mapper/thaw-swap"
+    tq_check "$name: the kernel loaded the image" tq_has "$name" "PM: Image loading done"
+    tq_check "$name: the fresh init never ran" tq_lacks "$name" "THAW-TEST: fresh boot"
+    tq_check "$name: thaw hibernate returned 0 in the resumed system" \
+        tq_has "$name" "THAW-TEST: hibernate exit 0"
+    tq_check "$name: workload: nothing lost" tq_has "$name" "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+}
+
 tq_finish() {
+    tq_log "boot times: ${TQ_TIMES[*]}"
     if ((TQ_FAILS > 0)); then
         tq_log "serial logs: $TQ_WORK"
         exit 1

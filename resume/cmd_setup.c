@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* thaw setup: turn a device into LUKS2 encrypted swap that thaw resume can unlock unattended. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "cmd.h"
+#include "devcheck.h"
+#include "keysrc.h"
+#include "log.h"
+#include "luks.h"
+#include "secret.h"
+#include "swap.h"
+#include "util.h"
+
+#define LUKS_LABEL_MAX 47   /* LUKS2 header label field is 48 bytes */
+#define FETCH_WAIT_MS 1000  /* setup runs on a booted system: sources are there or not */
+#define MAPPER_WAIT_MS 5000
+
+struct setup_opts {
+        const char *device;
+        const char *key;
+        const char *name;
+        const char *label;
+        const char *root;
+        bool yes;
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: thaw setup --device DEV --key SRC[,SRC...] [--name NAME] [--label L] [--yes]\n"
+                   "                  [--root DIR]\n\n"
+                   "Format DEV as LUKS2 encrypted swap unlocked by the key sources SRC (fwcfg:NAME,\n"
+                   "keyfile:PATH), open it, make swap on it, write /etc/thaw/thaw.conf and print the\n"
+                   "kernel command line arguments to add. DESTROYS the data on DEV.\n\n"
+                   "  -d, --device DEV  the device to format\n"
+                   "  -k, --key CHAIN   key sources, tried in order at boot; each gets a keyslot\n"
+                   "  -n, --name NAME   device-mapper name (default " ARGS_NAME_DEFAULT ")\n"
+                   "  -l, --label L     LUKS2 label\n"
+                   "  -y, --yes         format even if DEV holds a file system, LUKS or swap signature\n"
+                   "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
+                   "  -h, --help        show this help\n");
+}
+
+static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
+{
+        static const struct option opts[] = {
+                { "device", required_argument, NULL, 'd' },
+                { "key", required_argument, NULL, 'k' },
+                { "name", required_argument, NULL, 'n' },
+                { "label", required_argument, NULL, 'l' },
+                { "yes", no_argument, NULL, 'y' },
+                { "root", required_argument, NULL, 'r' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "d:k:n:l:yh", opts, NULL)) != -1) {
+                switch (c) {
+                case 'd': o->device = optarg; break;
+                case 'k': o->key = optarg; break;
+                case 'n': o->name = optarg; break;
+                case 'l': o->label = optarg; break;
+                case 'y': o->yes = true; break;
+                case 'r': o->root = optarg; break;
+                case 'h': usage(stdout); return CMD_OK;
+                default: usage(stderr); return CMD_USAGE;
+                }
+        }
+        if (optind < argc || !o->device || !o->key) {
+                log_msg(LOG_ERR, "setup needs --device and --key (and no other arguments)");
+                return CMD_USAGE;
+        }
+        if (!args_name_valid(o->name)) {
+                log_msg(LOG_ERR, "--name %s is not a usable device-mapper name", o->name);
+                return CMD_USAGE;
+        }
+        if (o->label && strlen(o->label) > LUKS_LABEL_MAX) {
+                log_msg(LOG_ERR, "--label is longer than %d bytes", LUKS_LABEL_MAX);
+                return CMD_USAGE;
+        }
+        return CMD_FAILED; /* meaning: go on */
+}
+
+/* Refuse a device in use always, and a device with a signature unless --yes. */
+static int refuse(const struct setup_opts *o)
+{
+        char why[256], type[64];
+        int r;
+
+        r = devcheck_in_use(o->root, o->device, why, sizeof(why));
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot check %s (%s): nothing written", o->device, strerror(-r));
+                return r;
+        }
+        if (r > 0) {
+                log_msg(LOG_ERR, "refusing to format %s: %s; nothing written", o->device, why);
+                return -EBUSY;
+        }
+        r = devcheck_signature(o->device, type, sizeof(type));
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot probe %s (%s): nothing written", o->device, strerror(-r));
+                return r;
+        }
+        if (r > 0 && !o->yes) {
+                log_msg(LOG_ERR, "refusing to format %s: it holds a %s signature; nothing written "
+                        "(--yes formats it anyway, destroying its data)", o->device, type);
+                return -EEXIST;
+        }
+        if (r > 0)
+                log_msg(LOG_WARNING, "%s holds a %s signature: overwriting it (--yes)", o->device, type);
+        return 0;
+}
+
+static int fetch_keys(const struct setup_opts *o, const struct keychain *chain, struct secret **keys)
+{
+        for (size_t i = 0; i < chain->n; i++) {
+                char name[KEYSRC_ARG_MAX + 16];
+                int r = keysrc_fetch(&chain->src[i], o->root, keysrc_now_ms() + FETCH_WAIT_MS, &keys[i]);
+
+                if (r < 0) {
+                        if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
+                                name[0] = '\0';
+                        log_msg(LOG_ERR, "cannot read the key from %s (%s): nothing written to %s", name,
+                                r == -ENOENT ? "not found" : strerror(-r), o->device);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+static int write_conf(const struct setup_opts *o, const char *uuid, const char *chain)
+{
+        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + 512];
+        int r, n;
+
+        n = snprintf(text, sizeof(text),
+                     "# thaw.conf: written by thaw setup. rd.thaw.* kernel arguments override these.\n"
+                     "device=UUID=%s\nkey=%s\nname=%s\n", uuid, chain, o->name);
+        if (n < 0 || (size_t)n >= sizeof(text))
+                return -ENAMETOOLONG;
+        r = util_path(path, sizeof(path), o->root, ARGS_CONF_PATH);
+        return r < 0 ? r : util_write_file(path, text, 0644);
+}
+
+/* Format, open, make swap, record. Keys are only used here, and freed by the caller. */
+static int format_and_open(const struct setup_opts *o, const struct keychain *chain,
+                           struct secret **keys, char *uuid, size_t usize)
+{
+        char mapper[PATH_MAX], rel[ARGS_NAME_MAX + 16], swap_uuid[37];
+        int r;
+
+        r = luks_format(o->device, o->label, chain, keys);
+        if (r < 0) {
+                log_msg(LOG_ERR, "formatting %s as LUKS2 failed (%s)", o->device, strerror(-r));
+                return r;
+        }
+        r = luks_uuid(o->device, uuid, usize);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot read the LUKS2 UUID of %s (%s)", o->device, strerror(-r));
+                return r;
+        }
+        r = luks_activate(o->device, o->name, keys[0]);
+        if (r < 0) {
+                log_msg(LOG_ERR, "%s is LUKS2 now, but opening it as /dev/mapper/%s failed (%s)",
+                        o->device, o->name, strerror(-r));
+                return r;
+        }
+        snprintf(rel, sizeof(rel), "/dev/mapper/%s", o->name);
+        r = util_path(mapper, sizeof(mapper), o->root, rel);
+        for (int waited = 0; r == 0 && !util_exists(mapper) && waited < MAPPER_WAIT_MS; waited += 100)
+                util_sleep_ms(100);
+        if (r == 0)
+                r = swap_write_header(mapper, NULL, swap_uuid, sizeof(swap_uuid));
+        if (r < 0) {
+                log_msg(LOG_ERR, "writing the swap header on %s failed (%s)", rel, strerror(-r));
+                return r;
+        }
+        log_msg(LOG_INFO, "%s is LUKS2 (UUID %s), open as %s with swap (UUID %s)", o->device, uuid,
+                rel, swap_uuid);
+        return 0;
+}
+
+enum cmd_status cmd_setup(int argc, char **argv)
+{
+        struct setup_opts o = { .name = ARGS_NAME_DEFAULT, .root = "" };
+        struct secret *keys[KEYCHAIN_MAX] = { NULL };
+        char uuid[64], spec[KEYCHAIN_SPEC_MAX];
+        struct keychain chain;
+        enum cmd_status st;
+        int r;
+
+        log_setup("", true);
+        st = parse(argc, argv, &o);
+        if (st != CMD_FAILED)
+                return st;
+        r = keychain_parse(o.key, &chain);
+        if (r == 0)
+                r = keychain_format(&chain, spec, sizeof(spec));
+        if (r < 0) {
+                log_msg(LOG_ERR, "--key %s is not a key source chain (fwcfg:NAME, keyfile:PATH, "
+                        "comma-separated)", o.key);
+                return CMD_USAGE;
+        }
+        r = refuse(&o);
+        if (r == 0)
+                r = fetch_keys(&o, &chain, keys);
+        if (r < 0)
+                goto out;
+        if (luks_is_active(o.name) == 1) {
+                log_msg(LOG_ERR, "/dev/mapper/%s is already active: close it or choose another --name; "
+                        "nothing written", o.name);
+                r = -EEXIST;
+                goto out;
+        }
+        r = format_and_open(&o, &chain, keys, uuid, sizeof(uuid));
+        if (r < 0)
+                goto out;
+        r = write_conf(&o, uuid, spec);
+        if (r < 0) {
+                log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
+                goto out;
+        }
+        log_msg(LOG_INFO, "wrote %s; add to the kernel command line:", ARGS_CONF_PATH);
+        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s", uuid, spec);
+        if (strcmp(o.name, ARGS_NAME_DEFAULT) != 0)
+                printf(" rd.thaw.name=%s", o.name);
+        printf("\n");
+out:
+        /* Every path, success included, wipes every key we fetched. */
+        for (size_t i = 0; i < KEYCHAIN_MAX; i++)
+                secret_free(keys[i]);
+        return r < 0 ? CMD_FAILED : CMD_OK;
+}

@@ -159,7 +159,7 @@ static int key_chain(const struct resume_ctx *c, const char *dev, struct keychai
         if (*c->args->key) {
                 r = keychain_parse(c->args->key, chain);
                 if (r < 0)
-                        snprintf(why, size, "rd.thaw.key=%s is not a valid key source chain",
+                        snprintf(why, size, "rd.thaw.key=%.256s is not a valid key source chain",
                                  c->args->key);
                 return r;
         }

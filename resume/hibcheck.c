@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Can this system hibernate to the thaw swap so that the next boot resumes? */
+#include "hibcheck.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "power.h"
+
+__attribute__((format(printf, 2, 3)))
+static void problem(struct hibcheck *h, const char *fmt, ...)
+{
+        size_t used = strlen(h->problems);
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(h->problems + used, sizeof(h->problems) - used, fmt, ap);
+        va_end(ap);
+        used = strlen(h->problems);
+        if (used + 1 < sizeof(h->problems))
+                strcpy(h->problems + used, "\n");
+}
+
+static int check_swap(const char *root, const char *name, struct hibcheck *h)
+{
+        char path[160];
+        struct power_swap sw;
+        struct power_meminfo mi;
+        int r;
+
+        r = dm_devnum(root, name, &h->maj, &h->min, h->kname, sizeof(h->kname));
+        if (r < 0) {
+                problem(h, "/dev/mapper/%s is not active (%s): run thaw setup, or open the device",
+                        name, strerror(-r));
+                return 1;
+        }
+        snprintf(path, sizeof(path), "/dev/mapper/%s", name);
+        r = power_swap_find(root, h->kname, path, &sw);
+        if (r < 0) {
+                problem(h, "%s is not active swap: run swapon %s", path, path);
+                return 1;
+        }
+        h->free_kib = sw.size_kib > sw.used_kib ? sw.size_kib - sw.used_kib : 0;
+        r = power_meminfo(root, &mi);
+        if (r < 0) {
+                problem(h, "cannot read /proc/meminfo (%s)", strerror(-r));
+                return 1;
+        }
+        h->needed_kib = power_image_estimate_kib(&mi);
+        if (h->free_kib < h->needed_kib) {
+                problem(h, "not enough free swap on %s: about %" PRIu64 " MiB needed, %" PRIu64
+                        " MiB free: grow the swap device or free memory", path,
+                        (h->needed_kib + 1023) / 1024, h->free_kib / 1024);
+                return 1;
+        }
+        return 0;
+}
+
+int hibcheck_run(const char *root, const char *name, const char *mode, struct hibcheck *out)
+{
+        struct hibcheck h = { 0 };
+        char why[256];
+        int failed, r;
+
+        failed = check_swap(root, name, &h);
+        r = power_hibernation_available(root, why, sizeof(why));
+        if (r == 0)
+                problem(&h, "hibernation is not available: %s", why);
+        else if (r < 0)
+                problem(&h, "cannot read /sys/power (%s)", strerror(-r));
+        failed += r <= 0;
+        if (r > 0) {
+                r = power_mode_offered(root, mode);
+                if (r <= 0) {
+                        problem(&h, "hibernation mode %s is not offered by /sys/power/disk: "
+                                "choose another --mode", mode);
+                        failed++;
+                }
+        }
+        *out = h;
+        return failed;
+}

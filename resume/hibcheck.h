@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Can this system hibernate to the thaw swap so that the next boot resumes? */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dm.h"
+
+#define HIBCHECK_PROBLEMS_MAX 2048
+
+struct hibcheck {
+        unsigned maj, min;          /* the mapping's device number */
+        char kname[DM_KNAME_MAX];   /* "dm-0" */
+        uint64_t free_kib;          /* free space on that swap */
+        uint64_t needed_kib;        /* anon + shmem estimate of the image */
+        char problems[HIBCHECK_PROBLEMS_MAX]; /* one line per failed check: what is wrong, what to do */
+};
+
+/*
+ * Check that /dev/mapper/NAME is an active mapping and active swap with room for the image, that
+ * hibernation is available and that mode is offered in ROOT/sys/power/disk. Returns the number of
+ * failed checks (0: ready), each described in out->problems.
+ */
+int hibcheck_run(const char *root, const char *name, const char *mode, struct hibcheck *out);

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests of the hibernation header check against pages built here, and of our swap header. */
+#include <blkid.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "faketree.h"
+#include "swap.h"
+#include "swsusp.h"
+
+/* A page as mkswap leaves it (v1 header, "SWAPSPACE2" at 4086). */
+static void swap_page(uint8_t *p)
+{
+        memset(p, 0, SWSUSP_PAGE);
+        p[1024] = 1;    /* version */
+        p[1028] = 0xff; /* last_page */
+        memcpy(p + 4086, "SWAPSPACE2", 10);
+}
+
+/* The same page after the kernel wrote an image: mark_swapfiles(). */
+static void image_page(uint8_t *p, uint64_t image, uint32_t flags)
+{
+        swap_page(p);
+        for (int i = 0; i < 8; i++)
+                p[4064 + i] = (uint8_t)(image >> (8 * i));
+        for (int i = 0; i < 4; i++)
+                p[4072 + i] = (uint8_t)(flags >> (8 * i));
+        memcpy(p + 4076, "SWAPSPACE2", 10);
+        memcpy(p + 4086, "S1SUSPEND\0", 10);
+}
+
+static void test_parse_kinds(void **state)
+{
+        uint8_t p[SWSUSP_PAGE];
+        struct swsusp_header h;
+
+        (void)state;
+        image_page(p, 0x123456789aULL, 0x10002);
+        assert_int_equal(swsusp_parse(p, sizeof(p), &h), 0);
+        assert_int_equal(h.kind, SWSUSP_IMAGE);
+        assert_int_equal(h.image, 0x123456789aULL);
+        assert_int_equal(h.flags, 0x10002);
+
+        swap_page(p);
+        assert_int_equal(swsusp_parse(p, sizeof(p), &h), 0);
+        assert_int_equal(h.kind, SWSUSP_SWAP);
+
+        /* After a failed resume the kernel has put SWAPSPACE2 back: plain swap again. */
+        image_page(p, 5, 0);
+        memcpy(p + 4086, "SWAPSPACE2", 10);
+        assert_int_equal(swsusp_parse(p, sizeof(p), &h), 0);
+        assert_int_equal(h.kind, SWSUSP_SWAP);
+
+        memset(p, 0, sizeof(p)); /* blank, or a foreign format */
+        assert_int_equal(swsusp_parse(p, sizeof(p), &h), 0);
+        assert_int_equal(h.kind, SWSUSP_OTHER);
+
+        image_page(p, 5, 0); /* S1SUSPEND without a swap signature to restore: not ours */
+        memcpy(p + 4076, "EXT4EXT4EX", 10);
+        assert_int_equal(swsusp_parse(p, sizeof(p), &h), 0);
+        assert_int_equal(h.kind, SWSUSP_OTHER);
+
+        image_page(p, 5, 0); /* "S1SUSPEND" needs its NUL: 10 bytes compared, as the kernel does */
+        p[4095] = 'X';
+        assert_int_equal(swsusp_parse(p, sizeof(p), &h), 0);
+        assert_int_equal(h.kind, SWSUSP_OTHER);
+}
+
+static void test_parse_short(void **state)
+{
+        uint8_t p[SWSUSP_PAGE];
+        struct swsusp_header h = { .kind = SWSUSP_IMAGE, .image = 7 };
+
+        (void)state;
+        image_page(p, 1, 0);
+        assert_int_equal(swsusp_parse(p, SWSUSP_PAGE - 1, &h), -ENODATA);
+        assert_int_equal(h.image, 7); /* untouched */
+}
+
+static void put_file(const char *rel, uint64_t pages, uint64_t at, const uint8_t *page)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        ft_parents(rel);
+        ft_abs(path, sizeof(path), rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t)(pages * SWSUSP_PAGE)), 0);
+        if (page)
+                assert_int_equal(pwrite(fd, page, SWSUSP_PAGE, (off_t)(at * SWSUSP_PAGE)), SWSUSP_PAGE);
+        close(fd);
+}
+
+static void test_read_at_offset(void **state)
+{
+        uint8_t p[SWSUSP_PAGE];
+        struct swsusp_header h;
+        char path[PATH_MAX];
+
+        (void)state;
+        image_page(p, 42, 0);
+        put_file("/img", 16, 3, p); /* a swap file whose header sits at page 3 */
+        ft_abs(path, sizeof(path), "/img");
+        assert_int_equal(swsusp_read(path, 3, &h), 0);
+        assert_int_equal(h.kind, SWSUSP_IMAGE);
+        assert_int_equal(h.image, 42);
+        assert_int_equal(swsusp_read(path, 0, &h), 0);
+        assert_int_equal(h.kind, SWSUSP_OTHER);
+        assert_int_equal(swsusp_read(path, 16, &h), -ENODATA); /* past the end */
+        assert_int_equal(swsusp_read(path, UINT64_MAX / 2, &h), -ERANGE);
+}
+
+static void test_read_truncated_and_missing(void **state)
+{
+        struct swsusp_header h;
+        char path[PATH_MAX];
+
+        (void)state;
+        ft_puts("/short", "SWAPSPACE2");
+        ft_abs(path, sizeof(path), "/short");
+        assert_int_equal(swsusp_read(path, 0, &h), -ENODATA);
+        ft_abs(path, sizeof(path), "/missing");
+        assert_int_equal(swsusp_read(path, 0, &h), -ENOENT);
+}
+
+static void probe(const char *path, const char *key, char *val, size_t size)
+{
+        blkid_probe pr = blkid_new_probe_from_filename(path);
+        const char *v = NULL;
+
+        assert_non_null(pr);
+        blkid_probe_enable_superblocks(pr, 1);
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_UUID | BLKID_SUBLKS_LABEL |
+                                                      BLKID_SUBLKS_VERSION);
+        assert_int_equal(blkid_do_safeprobe(pr), 0);
+        if (blkid_probe_lookup_value(pr, key, &v, NULL) != 0)
+                v = "";
+        snprintf(val, size, "%s", v);
+        blkid_free_probe(pr);
+}
+
+static void test_swap_header_probes_as_swap(void **state)
+{
+        char path[PATH_MAX], uuid[37], val[64];
+        struct swsusp_header h;
+        uint8_t p[SWSUSP_PAGE];
+        int fd;
+
+        (void)state;
+        put_file("/swap", 256, 0, NULL);
+        ft_abs(path, sizeof(path), "/swap");
+        assert_int_equal(swap_write_header(path, "thawswap", uuid, sizeof(uuid)), 0);
+        probe(path, "TYPE", val, sizeof(val));
+        assert_string_equal(val, "swap");
+        probe(path, "UUID", val, sizeof(val));
+        assert_string_equal(val, uuid);
+        assert_int_equal(uuid[14], '4'); /* a random (version 4) UUID */
+        probe(path, "LABEL", val, sizeof(val));
+        assert_string_equal(val, "thawswap");
+        probe(path, "VERSION", val, sizeof(val));
+        assert_string_equal(val, "1");
+        assert_int_equal(swsusp_read(path, 0, &h), 0);
+        assert_int_equal(h.kind, SWSUSP_SWAP);
+
+        /* The fields the kernel's swapon reads: version 1, last_page = pages - 1, no bad pages. */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(read(fd, p, sizeof(p)), SWSUSP_PAGE);
+        close(fd);
+        assert_int_equal(p[1024] | p[1025] << 8, 1);
+        assert_int_equal(p[1028] | p[1029] << 8 | p[1030] << 16 | p[1031] << 24, 255);
+        assert_int_equal(p[1032] | p[1033] | p[1034] | p[1035], 0);
+
+        /* Two headers, two UUIDs; no label is fine too. */
+        char uuid2[37];
+        assert_int_equal(swap_write_header(path, NULL, uuid2, sizeof(uuid2)), 0);
+        assert_string_not_equal(uuid, uuid2);
+        probe(path, "TYPE", val, sizeof(val));
+        assert_string_equal(val, "swap");
+}
+
+static void test_swap_header_refusals(void **state)
+{
+        char path[PATH_MAX], uuid[37];
+
+        (void)state;
+        put_file("/tiny", 9, 0, NULL);
+        ft_abs(path, sizeof(path), "/tiny");
+        assert_int_equal(swap_write_header(path, NULL, uuid, sizeof(uuid)), -ENOSPC);
+        put_file("/ok", 10, 0, NULL);
+        ft_abs(path, sizeof(path), "/ok");
+        assert_int_equal(swap_write_header(path, "seventeen-chars-x", NULL, 0), -ENAMETOOLONG);
+        assert_int_equal(swap_write_header(path, NULL, uuid, 36), -ENOBUFS);
+        assert_int_equal(swap_write_header(path, "sixteen-chars-xx", NULL, 0), 0);
+        ft_abs(path, sizeof(path), "/nonexistent");
+        assert_int_equal(swap_write_header(path, NULL, NULL, 0), -ENOENT);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_parse_kinds),
+                cmocka_unit_test(test_parse_short),
+                cmocka_unit_test(test_read_at_offset),
+                cmocka_unit_test(test_read_truncated_and_missing),
+                cmocka_unit_test(test_swap_header_probes_as_swap),
+                cmocka_unit_test(test_swap_header_refusals),
+        };
+
+        return cmocka_run_group_tests(tests, ft_setup, ft_teardown);
+}

@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of thaw resume's decisions on a fixture root. Device-mapper is replaced by fakes that
+ * make /dev/mapper/NAME a file and /sys/block/dm-0 a directory; key files and /sys/power are real
+ * files under the root, so the handoff writes can be read back.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "faketree.h"
+#include "resume.h"
+#include "swsusp.h"
+
+#define GOOD "0123456789abcdef0123456789abcdef"
+
+enum header { HDR_SWAP, HDR_IMAGE, HDR_OTHER };
+enum kernel { KERNEL_IGNORES, KERNEL_CONSUMES };
+
+static struct {
+        int probes, activations, deactivations, handoffs;
+        enum header header;     /* what the unlocked mapping holds */
+        uint64_t header_at;     /* at which page */
+        enum kernel kernel;     /* what the kernel does with an image */
+        int activate_err;       /* forced activation error, 0 = check the key */
+        int make_node;          /* activation makes /dev/mapper/NAME */
+        const char *tokens;     /* chain the device's tokens name, NULL = none */
+        int said;
+        char lines[16][1024];
+        int levels[16];
+} fx;
+
+static void record(void *userdata, int level, const char *msg)
+{
+        (void)userdata;
+        if (fx.said < 16) {
+                fx.levels[fx.said] = level;
+                snprintf(fx.lines[fx.said++], sizeof(fx.lines[0]), "%s", msg);
+        }
+}
+
+static const char *last(void)
+{
+        return fx.said ? fx.lines[fx.said - 1] : "";
+}
+
+static int said(const char *needle)
+{
+        for (int i = 0; i < fx.said; i++)
+                if (strstr(fx.lines[i], needle))
+                        return 1;
+        return 0;
+}
+
+static void write_header(const char *rel, enum header h, uint64_t at)
+{
+        uint8_t page[SWSUSP_PAGE] = { 0 };
+        char path[PATH_MAX];
+        int fd;
+
+        if (h != HDR_OTHER)
+                memcpy(page + 4086, "SWAPSPACE2", 10);
+        if (h == HDR_IMAGE) {
+                memcpy(page + 4076, "SWAPSPACE2", 10);
+                memcpy(page + 4086, "S1SUSPEND\0", 10);
+                page[4064] = 1;
+        }
+        ft_parents(rel);
+        ft_abs(path, sizeof(path), rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, 64 * SWSUSP_PAGE), 0);
+        assert_int_equal(pwrite(fd, page, sizeof(page), (off_t)(at * SWSUSP_PAGE)), SWSUSP_PAGE);
+        close(fd);
+}
+
+static int fake_probe(const char *dev)
+{
+        (void)dev;
+        fx.probes++;
+        return 1;
+}
+
+static int fake_token_sources(const char *dev, struct keychain *out)
+{
+        (void)dev;
+        if (!fx.tokens) {
+                out->n = 0;
+                return 0;
+        }
+        return keychain_parse(fx.tokens, out);
+}
+
+static int fake_activate(const char *dev, const char *name, const struct secret *key)
+{
+        char rel[256];
+
+        (void)dev;
+        fx.activations++;
+        if (fx.activate_err)
+                return fx.activate_err;
+        if (!key || key->len != strlen(GOOD) || memcmp(key->data, GOOD, key->len) != 0)
+                return -EPERM;
+        snprintf(rel, sizeof(rel), "/dev/mapper/%s", name);
+        if (fx.make_node)
+                write_header(rel, fx.header, fx.header_at);
+        ft_puts("/sys/block/dm-0/dm/name", name);
+        ft_puts("/sys/block/dm-0/dev", "253:0\n");
+        return 0;
+}
+
+static int fake_deactivate(const char *name)
+{
+        char path[PATH_MAX], rel[256];
+
+        fx.deactivations++;
+        snprintf(rel, sizeof(rel), "/dev/mapper/%s", name);
+        ft_abs(path, sizeof(path), rel);
+        unlink(path);
+        return 0;
+}
+
+static int fake_is_active(const char *name)
+{
+        (void)name;
+        return 0;
+}
+
+/* The real handoff into the fixture /sys, then what the kernel would do to the header. */
+static int fake_handoff(const char *root, unsigned maj, unsigned min, uint64_t offset)
+{
+        extern const struct resume_ops resume_default_ops;
+        int r = resume_default_ops.handoff(root, maj, min, offset);
+
+        fx.handoffs++;
+        if (r == 0 && fx.kernel == KERNEL_CONSUMES)
+                write_header("/dev/mapper/thaw-swap", HDR_SWAP, offset);
+        return r;
+}
+
+static const struct resume_ops fake_ops = {
+        .probe = fake_probe,
+        .token_sources = fake_token_sources,
+        .fetch = keysrc_fetch, /* real: key files under the fixture root */
+        .activate = fake_activate,
+        .deactivate = fake_deactivate,
+        .is_active = fake_is_active,
+        .handoff = fake_handoff,
+};
+
+static int setup(void **state)
+{
+        if (ft_setup(state) < 0)
+                return -1;
+        memset(&fx, 0, sizeof(fx));
+        fx.make_node = 1;
+        write_header("/dev/vdb", HDR_OTHER, 0); /* 256 KiB of zeros: no LUKS2 header */
+        ft_puts("/keys/good", GOOD);
+        ft_puts("/keys/bad", "fedcba9876543210fedcba9876543210");
+        ft_puts("/sys/power/resume", "0:0\n");
+        ft_puts("/sys/power/resume_offset", "0\n");
+        return 0;
+}
+
+static enum resume_outcome run(const char *cmdline, const struct resume_ops *ops)
+{
+        struct thaw_args a;
+        struct resume_ctx c = { .root = ft_root, .args = &a, .ops = ops, .say = record };
+
+        assert_int_equal(resume_load_args(ft_root, cmdline, &a, record, NULL), 0);
+        return resume_run(&c);
+}
+
+static int64_t now_ms(void)
+{
+        return keysrc_now_ms();
+}
+
+static void test_disabled(void **state)
+{
+        (void)state;
+        assert_int_equal(run("rd.thaw=0 rd.thaw.device=/dev/vdb noresume", &fake_ops), RESUME_DISABLED);
+        assert_string_equal(last(), "resume disabled (rd.thaw=0)");
+        assert_int_equal(fx.said, 1);
+        assert_int_equal(fx.probes + fx.activations, 0);
+}
+
+static void test_noresume_unlocks_nothing(void **state)
+{
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good noresume", &fake_ops),
+                         RESUME_NORESUME);
+        assert_string_equal(last(), "noresume given: not unlocking /dev/vdb; any hibernation image on it "
+                                    "is left untouched");
+        assert_int_equal(fx.probes + fx.activations + fx.handoffs, 0);
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+}
+
+static void test_no_device(void **state)
+{
+        (void)state;
+        assert_int_equal(run("root=/dev/vda", &fake_ops), RESUME_NO_DEVICE);
+        assert_string_equal(last(), "no device configured (rd.thaw.device=): nothing to do");
+}
+
+static void test_bad_device_spec(void **state)
+{
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=vdb", &fake_ops), RESUME_BAD_DEVICE);
+        assert_non_null(strstr(last(), "rd.thaw.device=vdb is not UUID="));
+        assert_int_equal(fx.probes, 0);
+}
+
+static void test_device_timeout(void **state)
+{
+        int64_t t0 = now_ms(), took;
+
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=UUID=nothere rd.thaw.timeout=1", &fake_ops),
+                         RESUME_DEVICE_TIMEOUT);
+        took = now_ms() - t0;
+        assert_true(took >= 1000 && took < 1500);
+        assert_string_equal(last(), "device UUID=nothere did not appear within 1 s: boot continues without "
+                                    "resume");
+        assert_int_equal(fx.probes, 0);
+
+        fx.said = 0;
+        t0 = now_ms();
+        assert_int_equal(run("rd.thaw.device=/dev/vdq rd.thaw.timeout=0", &fake_ops), RESUME_DEVICE_TIMEOUT);
+        assert_true(now_ms() - t0 < 300);
+}
+
+/* The device shows up while we wait (udev creating the link): found before the deadline. */
+static void test_device_appears_late(void **state)
+{
+        int64_t t0 = now_ms(), took;
+        pid_t pid;
+
+        (void)state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char target[PATH_MAX], link[PATH_MAX];
+                struct timespec ts = { 0, 400 * 1000000L };
+
+                nanosleep(&ts, NULL);
+                ft_abs(target, sizeof(target), "/dev/vdb");
+                ft_abs(link, sizeof(link), "/dev/disk");
+                mkdir(link, 0755);
+                ft_abs(link, sizeof(link), "/dev/disk/by-uuid");
+                mkdir(link, 0755);
+                ft_abs(link, sizeof(link), "/dev/disk/by-uuid/late");
+                _exit(symlink(target, link) == 0 ? 0 : 1);
+        }
+        /* Real luks_probe: the fixture device is a plain file, so not LUKS2. */
+        assert_int_equal(run("rd.thaw.device=UUID=late rd.thaw.timeout=5", &resume_default_ops),
+                         RESUME_NOT_LUKS);
+        took = now_ms() - t0;
+        waitpid(pid, NULL, 0);
+        assert_true(took >= 350 && took < 2000);
+        assert_true(said("waiting up to 5 s for UUID=late"));
+}
+
+static void test_not_luks(void **state)
+{
+        char want[PATH_MAX + 64];
+
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &resume_default_ops),
+                         RESUME_NOT_LUKS);
+        snprintf(want, sizeof(want), "%s/dev/vdb is not a LUKS2 container: boot continues without resume",
+                 ft_root);
+        assert_string_equal(last(), want);
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+}
+
+static void test_no_key_reasons(void **state)
+{
+        char want[PATH_MAX + 256];
+
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad,keyfile:/keys/missing",
+                             &fake_ops), RESUME_NO_KEY);
+        snprintf(want, sizeof(want), "no key source unlocked %s/dev/vdb (keyfile:/keys/bad: wrong key; "
+                 "keyfile:/keys/missing: not found): boot continues without resume; the image, if any, "
+                 "is kept", ft_root);
+        assert_string_equal(last(), want);
+        assert_int_equal(fx.activations, 1);
+        assert_int_equal(fx.handoffs, 0);
+}
+
+static void test_no_key_no_tokens(void **state)
+{
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb", &fake_ops), RESUME_NO_KEY);
+        assert_non_null(strstr(last(), "(no rd.thaw.key= and no thaw-* token on the device)"));
+        fx.said = 0;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=bogus:x", &fake_ops), RESUME_NO_KEY);
+        assert_non_null(strstr(last(), "rd.thaw.key=bogus:x is not a valid key source chain"));
+        assert_int_equal(fx.activations, 0);
+}
+
+static void test_activation_error_stops_chain(void **state)
+{
+        (void)state;
+        fx.activate_err = -ENODEV;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,keyfile:/keys/bad",
+                             &fake_ops), RESUME_NO_KEY);
+        assert_int_equal(fx.activations, 1);
+        assert_non_null(strstr(last(), "keyfile:/keys/good: activation failed: No such device)"));
+}
+
+static void test_tokens_no_image(void **state)
+{
+        (void)state;
+        fx.tokens = "keyfile:/keys/missing,keyfile:/keys/bad,keyfile:/keys/good";
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb", &fake_ops), RESUME_NO_IMAGE);
+        assert_int_equal(fx.activations, 2);
+        assert_true(said("/dev/vdb as /dev/mapper/thaw-swap with keyfile:/keys/good"));
+        assert_string_equal(last(), "no hibernation image on /dev/mapper/thaw-swap: boot continues, swap "
+                                    "ready");
+        assert_int_equal(fx.handoffs + fx.deactivations, 0);
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+        assert_true(ft_exists("/dev/mapper/thaw-swap")); /* left open for the real system's swap */
+}
+
+static void test_foreign_header(void **state)
+{
+        (void)state;
+        fx.header = HDR_OTHER;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_NO_IMAGE);
+        assert_non_null(strstr(last(), "no hibernation image on /dev/mapper/thaw-swap: boot continues, but "
+                                       "there is no swap signature at offset 0"));
+        assert_int_equal(fx.handoffs, 0);
+}
+
+static void test_image_kernel_ignores(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_IGNORES;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_KEPT);
+        assert_true(said("resuming from /dev/mapper/thaw-swap (253:0, offset 0)"));
+        assert_string_equal(ft_read("/sys/power/resume_offset"), "0\n");
+        assert_string_equal(ft_read("/sys/power/resume"), "253:0\n");
+        assert_string_equal(last(), "kernel did not look at the image on /dev/mapper/thaw-swap (hibernation "
+                                    "unavailable?): mapping closed to keep the image");
+        assert_int_equal(fx.deactivations, 1);
+}
+
+static void test_image_consumed(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_CONSUMED);
+        assert_string_equal(ft_read("/sys/power/resume"), "253:0\n");
+        assert_string_equal(last(), "kernel did not resume the image on /dev/mapper/thaw-swap (it was "
+                                    "consumed; see kernel log): boot continues, swap ready");
+        assert_int_equal(fx.deactivations, 0);
+}
+
+static void test_image_at_offset_from_conf(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.header_at = 5;
+        fx.kernel = KERNEL_CONSUMES;
+        ft_puts("/etc/thaw/thaw.conf", "device=/dev/vdb\nkey=keyfile:/keys/good\nname=thaw-swap\n");
+        assert_int_equal(run("root=/dev/vda resume_offset=5", &fake_ops), RESUME_CONSUMED);
+        assert_true(said("resuming from /dev/mapper/thaw-swap (253:0, offset 5)"));
+        assert_string_equal(ft_read("/sys/power/resume_offset"), "5\n");
+        assert_string_equal(ft_read("/sys/power/resume"), "253:0\n");
+}
+
+static void test_handoff_fails_keeps_image(void **state)
+{
+        char path[PATH_MAX];
+
+        (void)state;
+        fx.header = HDR_IMAGE;
+        ft_abs(path, sizeof(path), "/sys/power/resume");
+        unlink(path);
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_KEPT);
+        assert_true(said("through /sys/power failed (No such file or directory)"));
+        assert_int_equal(fx.deactivations, 1);
+}
+
+static void test_mapping_never_appears(void **state)
+{
+        int64_t t0 = now_ms();
+
+        (void)state;
+        fx.make_node = 0;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.timeout=0",
+                             &fake_ops), RESUME_NO_MAPPING);
+        assert_true(now_ms() - t0 < 3000);
+        assert_non_null(strstr(last(), "/dev/mapper/thaw-swap did not appear after unlocking"));
+        assert_int_equal(fx.deactivations, 1);
+}
+
+static void test_custom_name(void **state)
+{
+        (void)state;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.name=cswap",
+                             &fake_ops), RESUME_NO_IMAGE);
+        assert_true(ft_exists("/dev/mapper/cswap"));
+        assert_string_equal(last(), "no hibernation image on /dev/mapper/cswap: boot continues, swap ready");
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
+        const struct CMUnitTest tests[] = {
+                T(test_disabled),
+                T(test_noresume_unlocks_nothing),
+                T(test_no_device),
+                T(test_bad_device_spec),
+                T(test_device_timeout),
+                T(test_device_appears_late),
+                T(test_not_luks),
+                T(test_no_key_reasons),
+                T(test_no_key_no_tokens),
+                T(test_activation_error_stops_chain),
+                T(test_tokens_no_image),
+                T(test_foreign_header),
+                T(test_image_kernel_ignores),
+                T(test_image_consumed),
+                T(test_image_at_offset_from_conf),
+                T(test_handoff_fails_keeps_image),
+                T(test_mapping_never_appears),
+                T(test_custom_name),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

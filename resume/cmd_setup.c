@@ -108,12 +108,12 @@ static int refuse(const struct setup_opts *o)
                 return r;
         }
         if (r > 0 && !o->yes) {
-                log_msg(LOG_ERR, "refusing to format %s: it holds a %s signature; nothing written "
+                log_msg(LOG_ERR, "refusing to format %s: it holds a signature (%s); nothing written "
                         "(--yes formats it anyway, destroying its data)", o->device, type);
                 return -EEXIST;
         }
         if (r > 0)
-                log_msg(LOG_WARNING, "%s holds a %s signature: overwriting it (--yes)", o->device, type);
+                log_msg(LOG_WARNING, "%s holds a signature (%s): overwriting it (--yes)", o->device, type);
         return 0;
 }
 

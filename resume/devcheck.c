@@ -90,6 +90,8 @@ int devcheck_in_use(const char *root, const char *dev, char *why, size_t size)
                 return r;
         }
         r = table_lists(root, "/proc/swaps", 0, dev);
+        if (r == -ENOENT)
+                r = 0; /* a kernel without swap support has no /proc/swaps, and no active swap */
         if (r != 0) {
                 if (r > 0)
                         snprintf(why, size, "it is active swap (see /proc/swaps; swapoff it first)");

@@ -1,0 +1,129 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of `thaw setup` refusals on image files: nothing is ever written to a device that is
+# mounted, active swap, or holds a signature (without --yes), and a missing key writes nothing.
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+for tool in blkid mkfs.ext4 mkswap truncate; do
+        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
+done
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+mkdir -p "$root/proc/self" "$root/etc"
+: > "$root/proc/self/mounts"
+: > "$root/proc/swaps"
+head -c 32 /dev/urandom > "$root/key"
+
+n=0
+failed=0
+ok() {
+        n=$((n + 1))
+        echo "ok $n - $1"
+}
+not_ok() {
+        n=$((n + 1))
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        sed 's/^/#   /' "$tmp/err"
+}
+
+# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr.
+expect() {
+        name=$1 want=$2 text=$3
+        shift 3
+        "$@" > "$tmp/out" 2> "$tmp/err"
+        rc=$?
+        if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/err"; then
+                ok "$name"
+        else
+                echo "# exit $rc, wanted $want and \"$text\""
+                not_ok "$name"
+        fi
+}
+
+# untouched NAME IMG TYPE: blkid still reports TYPE ("" for none) and no conf was written.
+untouched() {
+        type=$(blkid -p -o value -s TYPE "$2" 2> /dev/null)
+        if [ "$type" = "$3" ] && [ ! -e "$root/etc/thaw/thaw.conf" ]; then
+                ok "$1"
+        else
+                echo "# TYPE now '$type', wanted '$3'"
+                : > "$tmp/err"
+                not_ok "$1"
+        fi
+}
+
+blank() {
+        rm -f "$1"
+        truncate -s 64M "$1"
+}
+
+img=$tmp/swap.img
+
+expect "setup without arguments is a usage error" 2 "--device and --key" "$THAW" setup
+expect "setup with a bad key chain is a usage error" 2 "not a key source chain" \
+        "$THAW" setup --device "$img" --key nosuch:x --root "$root"
+expect "setup with a bad name is a usage error" 2 "not a usable device-mapper name" \
+        "$THAW" setup --device "$img" --key keyfile:/key --name a/b --root "$root"
+expect "setup of a missing device fails" 1 "cannot check $tmp/nodev" \
+        "$THAW" setup --device "$tmp/nodev" --key keyfile:/key --root "$root"
+
+blank "$img"
+echo "$img /mnt ext4 rw,relatime 0 0" > "$root/proc/self/mounts"
+expect "setup refuses a mounted device" 1 "refusing to format $img: it is mounted" \
+        "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
+expect "--yes does not override a mount" 1 "it is mounted" \
+        "$THAW" setup --device "$img" --key keyfile:/key --yes --root "$root"
+untouched "a mounted device is left untouched" "$img" ""
+: > "$root/proc/self/mounts"
+
+# /proc/swaps escapes spaces as \040, as the kernel does.
+spaced="$tmp/my swap.img"
+blank "$spaced"
+printf 'Filename\tType\tSize\tUsed\tPriority\n%s\tfile\t65532\t0\t-2\n' \
+        "$(printf '%s' "$spaced" | sed 's/ /\\040/g')" > "$root/proc/swaps"
+expect "setup refuses active swap" 1 "it is active swap" \
+        "$THAW" setup --device "$spaced" --key keyfile:/key --root "$root"
+untouched "active swap is left untouched" "$spaced" ""
+: > "$root/proc/swaps"
+
+mkfs.ext4 -q -F "$img" > /dev/null 2>&1
+expect "setup refuses a file system" 1 "it holds a signature (ext4)" \
+        "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
+untouched "the file system is left untouched" "$img" ext4
+
+# --yes gets past the signature check; the missing key then stops it before anything is written.
+expect "--yes overrides the signature check" 1 "cannot read the key from keyfile:/nokey (not found)" \
+        "$THAW" setup --device "$img" --key keyfile:/key,keyfile:/nokey --yes --root "$root"
+untouched "a missing key writes nothing" "$img" ext4
+
+blank "$img"
+mkswap "$img" > /dev/null 2>&1
+expect "setup refuses a swap signature" 1 "it holds a signature (swap)" \
+        "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
+untouched "the swap signature is left untouched" "$img" swap
+
+if command -v cryptsetup > /dev/null 2>&1; then
+        blank "$img"
+        if cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+                "$img" "$root/key" > /dev/null 2>&1; then
+                expect "setup refuses a LUKS container" 1 "it holds a signature (crypto_LUKS)" \
+                        "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
+                untouched "the LUKS container is left untouched" "$img" crypto_LUKS
+        else
+                ok "setup refuses a LUKS container # SKIP cryptsetup luksFormat failed"
+        fi
+else
+        ok "setup refuses a LUKS container # SKIP no cryptsetup"
+fi
+
+blank "$img"
+expect "a missing key on a blank device writes nothing" 1 "nothing written to $img" \
+        "$THAW" setup --device "$img" --key keyfile:/nokey --root "$root"
+untouched "the blank device stays blank" "$img" ""
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -18,7 +18,7 @@
 #include "util.h"
 
 #define LUKS_LABEL_MAX 47   /* LUKS2 header label field is 48 bytes */
-#define FETCH_WAIT_MS 1000  /* setup runs on a booted system: sources are there or not */
+#define FETCH_WAIT_MS 5000  /* setup runs on a booted system: a source is there or soon is */
 #define MAPPER_WAIT_MS 5000
 
 struct setup_opts {

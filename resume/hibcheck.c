@@ -33,8 +33,12 @@ static int check_swap(const char *root, const char *name, struct hibcheck *h)
 
         r = dm_devnum(root, name, &h->maj, &h->min, h->kname, sizeof(h->kname));
         if (r < 0) {
-                problem(h, "/dev/mapper/%s is not active (%s): run thaw setup, or open the device",
-                        name, strerror(-r));
+                if (r == -ENOENT)
+                        problem(h, "/dev/mapper/%s is not active: run thaw setup, or open the device",
+                                name);
+                else
+                        problem(h, "cannot look for /dev/mapper/%s in /sys/block (%s)", name,
+                                strerror(-r));
                 return 1;
         }
         snprintf(path, sizeof(path), "/dev/mapper/%s", name);

@@ -22,6 +22,8 @@ mountpoint -q /sys || mount -t sysfs sysfs /sys
 mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
 mountpoint -q /run || mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
+# dracut may hand over a read-only root; thaw setup writes /etc/thaw/thaw.conf.
+mount -o remount,rw /
 
 say() { echo "THAW-TEST: $*"; }
 
@@ -47,6 +49,7 @@ step=$(arg thaw.step)
 seed=$(arg thaw.seed)
 mib=$(arg thaw.mib)
 say "fresh boot step=$step"
+say "root: $(grep ' / ' /proc/mounts)"
 modprobe -q qemu_fw_cfg
 modprobe -q dm_crypt
 kmsg_thaw

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Key provider "fwcfg:NAME": a QEMU/cloud fw_cfg blob exposed by the qemu_fw_cfg driver in sysfs. */
 #include <errno.h>
+#include <stdbool.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +12,7 @@
 #define FWCFG_DIR "/sys/firmware/qemu_fw_cfg/by_name/"
 #define FWCFG_NAME_MAX 55 /* fw_cfg file names are 56 bytes with the NUL: longer cannot exist */
 #define FWCFG_POLL_MS 100 /* the driver may still be loading when we start */
+#define FWCFG_GRACE_MS 1000 /* the driver fills by_name/ entry by entry while it probes */
 
 static int name_char_ok(char c)
 {
@@ -51,11 +54,15 @@ static void sleep_ms(int64_t ms)
 
 static int fwcfg_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
 {
-        char path[4096];
+        char path[4096], dir[4096];
+        bool dir_seen = false;
         int n, r;
 
         n = snprintf(path, sizeof(path), "%s" FWCFG_DIR "%s/raw", root, arg);
         if (n < 0 || (size_t)n >= sizeof(path))
+                return -ENAMETOOLONG;
+        n = snprintf(dir, sizeof(dir), "%s" FWCFG_DIR, root);
+        if (n < 0 || (size_t)n >= sizeof(dir))
                 return -ENAMETOOLONG;
         for (;;) {
                 int64_t left;
@@ -63,6 +70,14 @@ static int fwcfg_fetch(const char *arg, const char *root, int64_t deadline_ms, s
                 r = keysrc_read_path(path, out);
                 if (r != -ENOENT)
                         return r;
+                /* Wait for a late driver, not for a key that is absent: once the driver's directory
+                 * is there, a missing name is final after a short grace, so the next source in the
+                 * chain still gets the rest of the timeout. */
+                if (!dir_seen && access(dir, F_OK) == 0) {
+                        dir_seen = true;
+                        if (deadline_ms > keysrc_now_ms() + FWCFG_GRACE_MS)
+                                deadline_ms = keysrc_now_ms() + FWCFG_GRACE_MS;
+                }
                 left = deadline_ms - keysrc_now_ms();
                 if (left <= 0)
                         return -ENOENT;

@@ -200,6 +200,20 @@ static void test_fwcfg_missing_is_bounded(void **state)
         assert_true(keysrc_now_ms() - start < 100);
 }
 
+/* Once the driver is there, an absent name is final after a short grace: the rest of the timeout
+ * stays for the next source in the chain. */
+static void test_fwcfg_absent_with_driver_is_quick(void **state)
+{
+        struct secret *k = NULL;
+        int64_t start = keysrc_now_ms();
+
+        (void)state;
+        mkdirs(FWCFG "opt/other");
+        fetch_one("fwcfg:opt/never", 10000, -ENOENT, &k);
+        assert_null(k);
+        assert_true(keysrc_now_ms() - start < 2000);
+}
+
 /* The fw_cfg driver may load after we start: a key that appears before the deadline is found. */
 static void test_fwcfg_appears_late(void **state)
 {
@@ -267,6 +281,7 @@ int main(void)
                 cmocka_unit_test(test_fwcfg_bad_sizes),
                 cmocka_unit_test(test_fwcfg_missing_is_bounded),
                 cmocka_unit_test(test_fwcfg_appears_late),
+                cmocka_unit_test(test_fwcfg_absent_with_driver_is_quick),
                 cmocka_unit_test(test_keyfile),
                 cmocka_unit_test(test_fetch_invalid),
         };

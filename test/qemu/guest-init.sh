@@ -17,13 +17,12 @@ export PATH
 DM_DISABLE_UDEV=1
 export DM_DISABLE_UDEV
 
-mountpoint -q /proc || mount -t proc proc /proc
-mountpoint -q /sys || mount -t sysfs sysfs /sys
-mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
-mountpoint -q /run || mount -t tmpfs tmpfs /run
+# dracut moves /proc, /sys, /dev and /run into the new root; mount what is missing.
+[ -e /proc/self ] || mount -t proc proc /proc
+[ -d /sys/kernel ] || mount -t sysfs sysfs /sys
+[ -e /dev/null ] || mount -t devtmpfs devtmpfs /dev
+grep -q ' /run ' /proc/mounts || mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
-# dracut may hand over a read-only root; thaw setup writes /etc/thaw/thaw.conf.
-mount -o remount,rw /
 
 say() { echo "THAW-TEST: $*"; }
 
@@ -48,6 +47,9 @@ kmsg_thaw() {
 step=$(arg thaw.step)
 seed=$(arg thaw.seed)
 mib=$(arg thaw.mib)
+# An inspect boot runs while a hibernated system still has this root mounted: it must not write
+# to it (the harness mounts it ro without journal replay). Every other step needs it writable.
+[ "$step" = inspect ] || mount -o remount,rw /
 say "fresh boot step=$step"
 say "root: $(grep ' / ' /proc/mounts)"
 modprobe -q qemu_fw_cfg

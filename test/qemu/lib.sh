@@ -201,7 +201,11 @@ tq_boot() {
     local name=$1 step=$2 key=$3 log rc start
     shift 3
     log=$TQ_WORK/$name.log
-    local append="console=ttyS0 root=/dev/vda rw rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
+    # A boot that is not to resume must not touch the root file system the hibernated system
+    # still has mounted: read-only, and no ext4 journal replay.
+    local rootmode=rw
+    [[ $step == inspect ]] && rootmode="ro rootflags=noload"
+    local append="console=ttyS0 root=/dev/vda $rootmode rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
     append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
     tq_log "boot $name: step=$step ${*:-}"
     start=$EPOCHREALTIME

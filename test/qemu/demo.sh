@@ -7,13 +7,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=test/qemu/lib.sh
 . "$here/lib.sh"
 
+exec 2>&1
 tq_prepare
 tq_workdir demo
 echo "thaw demo: guest with ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs, QEMU TCG (software emulation, no KVM)"
 echo "thaw demo: boot 1: thaw setup on /dev/vdb, swap on, workload fills ${TQ_WORKLOAD_MIB} MiB, thaw hibernate"
 tq_boot_checked hibernate hibernate "$TQ_WORK/key"
-grep -E 'THAW-TEST: setup exit|rd\.thaw\.|PM: hibernation: Wrote|workload: ready' "$TQ_WORK/hibernate.log" \
-    | sed 's/^ *[0-9.]*| //; s/^/    /'
+grep -E '\| (THAW-TEST: setup exit|rd\.thaw\.|thaw: hibernating)|PM: hibernation: Wrote|workload: ready' \
+    "$TQ_WORK/hibernate.log" | sed 's/^ *[0-9.]*| //; s/^\[ *[0-9.]*\] //; s/^/    /'
 echo "thaw demo: boot 2: a new QEMU process, key in fw_cfg; the initramfs runs thaw resume"
 tq_boot_checked resume resume "$TQ_WORK/key"
 
@@ -27,7 +28,7 @@ echo
 echo "Resume timeline (seconds since the second QEMU process started; host clock at each serial line):"
 mark "kernel starts" "Linux version"
 mark "initramfs starts (dracut)" "Run /init as init process"
-mark "thaw resume starts" "] thaw:"
+mark "thaw resume starts (dracut pre-mount hook)" "thaw-resume.sh: running thaw resume"
 mark "key obtained, LUKS2 unlocked" "thaw: unlocked"
 mark "image handed to the kernel" "thaw: resuming from"
 mark "image loaded" "PM: Image loading done"

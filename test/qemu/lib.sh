@@ -28,7 +28,13 @@ tq_skip() { printf '# skip: %s\n' "$*" >&2; exit "$TQ_SKIP"; }
 tq_apt_download() {
     local pkg=$1 deb
     mkdir -p "$TQ_CACHE/debs"
-    (cd "$TQ_CACHE/debs" && apt-get download -q "$pkg" >&2) || return 1
+    # The cache belongs to root, so apt's _apt sandbox user could not write there.
+    if ! (cd "$TQ_CACHE/debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2); then
+        # A machine whose package lists were never fetched: fetch them once and retry.
+        tq_log "apt-get download $pkg failed; running apt-get update once"
+        apt-get update -q >&2 || return 1
+        (cd "$TQ_CACHE/debs" && apt-get download -q -o APT::Sandbox::User=root "$pkg" >&2) || return 1
+    fi
     deb=$(find "$TQ_CACHE/debs" -name "${pkg}_*.deb" -printf '%T@ %p\n' | sort -rn | head -n1 | cut -d' ' -f2-)
     [[ -n $deb ]] || return 1
     echo "$deb"
@@ -300,8 +306,13 @@ tq_resume_boot() {
 }
 
 tq_finish() {
+    local log
     tq_log "boot times: ${TQ_TIMES[*]}"
     if ((TQ_FAILS > 0)); then
+        for log in "$TQ_WORK"/*.log; do
+            tq_log "--- $(basename "$log"): markers and thaw lines"
+            tq_show "$(basename "$log" .log)"
+        done
         tq_log "serial logs: $TQ_WORK"
         exit 1
     fi

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+#include "clock.h"
 #include "key_provider.h"
 #include "keysrc.h"
 
@@ -44,14 +44,6 @@ static int fwcfg_check(const char *arg)
         }
 }
 
-static void sleep_ms(int64_t ms)
-{
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
-}
-
 static int fwcfg_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
 {
         char path[4096], dir[4096];
@@ -75,13 +67,13 @@ static int fwcfg_fetch(const char *arg, const char *root, int64_t deadline_ms, s
                  * chain still gets the rest of the timeout. */
                 if (!dir_seen && access(dir, F_OK) == 0) {
                         dir_seen = true;
-                        if (deadline_ms > keysrc_now_ms() + FWCFG_GRACE_MS)
-                                deadline_ms = keysrc_now_ms() + FWCFG_GRACE_MS;
+                        if (deadline_ms > clock_now_ms() + FWCFG_GRACE_MS)
+                                deadline_ms = clock_now_ms() + FWCFG_GRACE_MS;
                 }
-                left = deadline_ms - keysrc_now_ms();
+                left = deadline_ms - clock_now_ms();
                 if (left <= 0)
                         return -ENOENT;
-                sleep_ms(left < FWCFG_POLL_MS ? left : FWCFG_POLL_MS);
+                clock_sleep_ms(left < FWCFG_POLL_MS ? left : FWCFG_POLL_MS);
         }
 }
 

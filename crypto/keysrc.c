@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 #include "key_provider.h"
 #include "keysrc.h"
@@ -115,14 +114,6 @@ int keychain_format(const struct keychain *c, char *buf, size_t size)
                 return -ENAMETOOLONG;
         memcpy(buf, tmp, used + 1);
         return 0;
-}
-
-int64_t keysrc_now_ms(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 int keysrc_fetch(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out)

@@ -3,6 +3,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "clock.h"
 #include "secret.h"
 
 enum keysrc_type {
@@ -41,5 +42,3 @@ const char *keysrc_type_name(enum keysrc_type t);     /* "fwcfg", "keyfile" */
  * than SECRET_MAX, -ENODATA empty, other -errno from I/O. *out untouched on failure.
  */
 int keysrc_fetch(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out);
-
-int64_t keysrc_now_ms(void); /* CLOCK_MONOTONIC in ms */

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "args.h"
+#include "clock.h"
 #include "cmd.h"
 #include "devcheck.h"
+#include "dm.h"
 #include "keysrc.h"
 #include "log.h"
 #include "luks.h"
@@ -121,7 +123,7 @@ static int fetch_keys(const struct setup_opts *o, const struct keychain *chain, 
 {
         for (size_t i = 0; i < chain->n; i++) {
                 char name[KEYSRC_ARG_MAX + 16];
-                int r = keysrc_fetch(&chain->src[i], o->root, keysrc_now_ms() + FETCH_WAIT_MS, &keys[i]);
+                int r = keysrc_fetch(&chain->src[i], o->root, clock_now_ms() + FETCH_WAIT_MS, &keys[i]);
 
                 if (r < 0) {
                         if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
@@ -152,7 +154,7 @@ static int write_conf(const struct setup_opts *o, const char *uuid, const char *
 static int format_and_open(const struct setup_opts *o, const struct keychain *chain,
                            struct secret **keys, char *uuid, size_t usize)
 {
-        char mapper[PATH_MAX], rel[ARGS_NAME_MAX + 16], swap_uuid[37];
+        char mapper[PATH_MAX], rel[DM_MAPPER_PATH_MAX], swap_uuid[37];
         int r;
 
         r = luks_format(o->device, o->label, chain, keys);
@@ -171,14 +173,16 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
                         o->device, o->name, strerror(-r));
                 return r;
         }
-        snprintf(rel, sizeof(rel), "/dev/mapper/%s", o->name);
-        r = util_path(mapper, sizeof(mapper), o->root, rel);
+        r = dm_mapper_path(o->name, rel, sizeof(rel));
+        if (r == 0)
+                r = util_path(mapper, sizeof(mapper), o->root, rel);
         for (int waited = 0; r == 0 && !util_exists(mapper) && waited < MAPPER_WAIT_MS; waited += 100)
-                util_sleep_ms(100);
+                clock_sleep_ms(100);
         if (r == 0)
                 r = swap_write_header(mapper, NULL, swap_uuid, sizeof(swap_uuid));
         if (r < 0) {
-                log_msg(LOG_ERR, "writing the swap header on %s failed (%s)", rel, strerror(-r));
+                log_msg(LOG_ERR, "writing the swap header on /dev/mapper/%s failed (%s)", o->name,
+                        strerror(-r));
                 return r;
         }
         log_msg(LOG_INFO, "%s is LUKS2 (UUID %s), open as %s with swap (UUID %s)", o->device, uuid,

@@ -13,6 +13,21 @@
 #include "args.h"
 #include "util.h"
 
+int dm_mapper_path(const char *name, char *buf, size_t size)
+{
+        int n;
+
+        /* The name becomes a path: no '/' or "..", so it cannot point outside /dev/mapper. */
+        if (!name || !args_name_valid(name))
+                return -EINVAL;
+        n = snprintf(buf, size, "/dev/mapper/%s", name);
+        if (n < 0)
+                return -EINVAL;
+        if ((size_t)n >= size)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
 static int read_attr(const char *root, const char *dev, const char *attr, char *buf, size_t size)
 {
         char rel[PATH_MAX];

@@ -26,7 +26,7 @@ static void problem(struct hibcheck *h, const char *fmt, ...)
 
 static int check_swap(const char *root, const char *name, struct hibcheck *h)
 {
-        char path[160];
+        char path[DM_MAPPER_PATH_MAX];
         struct power_swap sw;
         struct power_meminfo mi;
         int r;
@@ -41,7 +41,11 @@ static int check_swap(const char *root, const char *name, struct hibcheck *h)
                                 strerror(-r));
                 return 1;
         }
-        snprintf(path, sizeof(path), "/dev/mapper/%s", name);
+        r = dm_mapper_path(name, path, sizeof(path));
+        if (r < 0) {
+                problem(h, "%s is not a usable device-mapper name", name);
+                return 1;
+        }
         r = power_swap_find(root, h->kname, path, &sw);
         if (r < 0) {
                 problem(h, "%s is not active swap: run swapon %s", path, path);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <syslog.h>
 
+#include "clock.h"
 #include "devspec.h"
 #include "dm.h"
 #include "handoff.h"
@@ -88,10 +89,10 @@ static int64_t max64(int64_t a, int64_t b)
 
 static void sleep_until(int64_t deadline_ms)
 {
-        int64_t left = deadline_ms - keysrc_now_ms();
+        int64_t left = deadline_ms - clock_now_ms();
 
         if (left > 0)
-                util_sleep_ms((unsigned)(left < POLL_MS ? left : POLL_MS));
+                clock_sleep_ms(left < POLL_MS ? left : POLL_MS);
 }
 
 /* Poll until the device appears or the deadline passes (checked once even if it has passed). */
@@ -104,7 +105,7 @@ static int wait_device(const struct resume_ctx *c, int64_t deadline, char *dev, 
 
                 if (r != -ENOENT)
                         return r;
-                if (keysrc_now_ms() >= deadline)
+                if (clock_now_ms() >= deadline)
                         return -ETIMEDOUT;
                 if (!said++)
                         SAY(c, LOG_INFO, "waiting up to %u s for %s", c->args->timeout_s,
@@ -118,7 +119,7 @@ static int wait_path(const char *path, int64_t deadline)
         for (;;) {
                 if (util_exists(path))
                         return 0;
-                if (keysrc_now_ms() >= deadline)
+                if (clock_now_ms() >= deadline)
                         return -ETIMEDOUT;
                 sleep_until(deadline);
         }
@@ -266,14 +267,17 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
 static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
         const struct thaw_args *a = c->args;
-        char mapper[PATH_MAX], shown[ARGS_NAME_MAX + 16], note[160];
+        char mapper[PATH_MAX], shown[DM_MAPPER_PATH_MAX], note[160];
         struct swsusp_header h;
         int r;
 
-        snprintf(shown, sizeof(shown), "/dev/mapper/%s", a->name);
-        r = util_path(mapper, sizeof(mapper), c->root, shown);
+        r = dm_mapper_path(a->name, shown, sizeof(shown));
+        if (r < 0) /* args_name_valid() let the name in: cannot happen, but never build a bad path */
+                snprintf(shown, sizeof(shown), "/dev/mapper/(bad name)");
+        else
+                r = util_path(mapper, sizeof(mapper), c->root, shown);
         if (r == 0)
-                r = wait_path(mapper, max64(deadline, keysrc_now_ms() + MAPPING_GRACE_MS));
+                r = wait_path(mapper, max64(deadline, clock_now_ms() + MAPPING_GRACE_MS));
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
                 SAY(c, LOG_WARNING, "%s did not appear after unlocking %s: %s, boot continues without "
@@ -325,7 +329,7 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
                     "boot continues without resume", a->device);
                 return RESUME_BAD_DEVICE;
         }
-        deadline = keysrc_now_ms() + (int64_t)a->timeout_s * 1000;
+        deadline = clock_now_ms() + (int64_t)a->timeout_s * 1000;
         r = wait_device(c, deadline, dev, sizeof(dev));
         if (r < 0) {
                 SAY(c, LOG_WARNING, "device %s did not appear within %u s: boot continues without resume",

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 int util_path(char *buf, size_t size, const char *root, const char *path)
@@ -204,12 +203,4 @@ int util_parse_u64(const char *s, uint64_t max, uint64_t *out)
                 return -ERANGE;
         *out = v;
         return 0;
-}
-
-void util_sleep_ms(unsigned ms)
-{
-        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
 }

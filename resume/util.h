@@ -25,4 +25,3 @@ int util_exists(const char *path);
 void util_rstrip(char *s);
 /* Parse an unsigned decimal number, all of s, at most max. -EINVAL / -ERANGE. */
 int util_parse_u64(const char *s, uint64_t max, uint64_t *out);
-void util_sleep_ms(unsigned ms);

@@ -60,6 +60,28 @@ static void test_dm_devnum(void **state)
         assert_int_equal(dm_devnum(ft_root, "broken", &maj, &min, NULL, 0), -EINVAL);
 }
 
+/* One checked builder for /dev/mapper/NAME: a name cannot climb out of /dev/mapper or be cut. */
+static void test_dm_mapper_path(void **state)
+{
+        char buf[DM_MAPPER_PATH_MAX], small[16] = "keep", longname[200];
+
+        (void)state;
+        assert_int_equal(dm_mapper_path("thaw-swap", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/dev/mapper/thaw-swap");
+        assert_int_equal(dm_mapper_path("../sda", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path("..", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path("", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path(NULL, buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path("thaw-swap", small, sizeof(small)), -ENAMETOOLONG);
+        memset(longname, 'a', 127);
+        longname[127] = '\0'; /* the longest name args_name_valid() lets in fits the buffer */
+        assert_int_equal(dm_mapper_path(longname, buf, sizeof(buf)), 0);
+        assert_int_equal(strlen(buf), 12 + 127);
+        longname[127] = 'a';
+        longname[128] = '\0';
+        assert_int_equal(dm_mapper_path(longname, buf, sizeof(buf)), -EINVAL);
+}
+
 static void test_handoff_writes(void **state)
 {
         (void)state;
@@ -170,6 +192,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_dm_devnum, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_dm_mapper_path, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_handoff_writes, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_handoff_missing_sysfs, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_available, setup, ft_teardown),

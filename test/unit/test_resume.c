@@ -178,7 +178,7 @@ static enum resume_outcome run(const char *cmdline, const struct resume_ops *ops
 
 static int64_t now_ms(void)
 {
-        return keysrc_now_ms();
+        return clock_now_ms();
 }
 
 static void test_disabled(void **state)

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <unistd.h>
 #include "secret.h"
@@ -162,5 +164,18 @@ int secret_read_fd(int fd, struct secret **out)
                 return r;
         }
         *out = s;
+        return 0;
+}
+
+int secret_protect_process(void)
+{
+        static const struct rlimit none = { 0, 0 };
+
+        /* Not dumpable: no core file, and /proc/PID/mem, ptrace and the like need CAP_SYS_PTRACE. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                return -errno;
+        /* With fs.suid_dumpable=2 a non-dumpable process is still dumped (root-only): no cores at all. */
+        if (setrlimit(RLIMIT_CORE, &none) < 0)
+                return -errno;
         return 0;
 }

@@ -20,3 +20,8 @@ void secret_freep(struct secret **s);                       /* for __attribute__
 int secret_equal(const struct secret *a, const struct secret *b); /* constant time, 1 = equal */
 /* Read fd to its end into a new secret: -ENODATA empty, -EMSGSIZE more than SECRET_MAX bytes. */
 int secret_read_fd(int fd, struct secret **out);
+/*
+ * Make this process non-dumpable and without core files: key copies we do not own (libcryptsetup
+ * keeps its own) must not land in a core dump or be readable through /proc/PID/mem. 0 or -errno.
+ */
+int secret_protect_process(void);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "secret.h"
 
 static const struct {
         const char *name;
@@ -49,6 +50,14 @@ int main(int argc, char **argv)
                 { 0 },
         };
         int c;
+
+        /*
+         * First of all: libcryptsetup copies the key and the volume key into memory we cannot lock
+         * or wipe ourselves, so no core dump (and no /proc/PID/mem reader) may ever see this process.
+         * A failure here is reported but does not stop the command: the boot must go on.
+         */
+        if (secret_protect_process() < 0)
+                fprintf(stderr, "thaw: cannot make the process non-dumpable: continuing\n");
 
         /* '+': stop at the subcommand; its options are its own. */
         while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "secret.h"
@@ -107,6 +110,31 @@ static void test_read_fd(void **state)
         assert_int_equal(secret_read_fd(-1, &s), -EINVAL);
 }
 
+/* thaw's main() calls this first: the process is not dumpable and has no core limit afterwards. */
+static void test_protect_process(void **state)
+{
+        int status = -1;
+        pid_t pid;
+
+        (void)state;
+        pid = fork(); /* in a child: the test runner itself stays dumpable for debugging */
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl;
+
+                if (secret_protect_process() != 0)
+                        _exit(1);
+                if (prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) != 0)
+                        _exit(2);
+                if (getrlimit(RLIMIT_CORE, &rl) != 0 || rl.rlim_cur != 0 || rl.rlim_max != 0)
+                        _exit(3);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -114,6 +142,7 @@ int main(void)
                 cmocka_unit_test(test_random),
                 cmocka_unit_test(test_equal),
                 cmocka_unit_test(test_read_fd),
+                cmocka_unit_test(test_protect_process),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

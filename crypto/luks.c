@@ -152,8 +152,15 @@ int luks_deactivate(const char *name)
         if (r < 0)
                 return r;
         r = crypt_deactivate(cd, name);
+        /*
+         * -EBUSY right after activation is usually udev's blkid probing the fresh device. The
+         * mapping must go (an image on it must not be swapon'ed), so the kernel removes it at its
+         * last close instead.
+         */
+        if (r == -EBUSY)
+                r = crypt_deactivate_by_name(cd, name, CRYPT_DEACTIVATE_DEFERRED);
         crypt_free(cd);
-        return r;
+        return r < 0 ? r : 0;
 }
 
 int luks_is_active(const char *name)

@@ -20,6 +20,7 @@ int luks_format(const char *dev, const char *label, const struct keychain *srcs,
 
 /* Activate dev as /dev/mapper/name with key (tries every keyslot). -EPERM: no keyslot takes this key. */
 int luks_activate(const char *dev, const char *name, const struct secret *key);
+/* Close /dev/mapper/name; if it is busy, deferred: the kernel removes it at its last close (0). */
 int luks_deactivate(const char *name);
 /* Test key against dev's keyslots without activating anything (works without device-mapper). */
 int luks_check_key(const char *dev, const struct secret *key);

@@ -11,6 +11,7 @@ TQ_CACHE=${TQ_CACHE:-$TQ_REPO/.cache/qemu}
 TQ_THAW=${TQ_THAW:-$TQ_REPO/build/thaw}
 TQ_MEM=${TQ_MEM:-768}              # MiB; the same on every boot (the image records the RAM size)
 TQ_SMP=${TQ_SMP:-2}
+TQ_CPU=${TQ_CPU:-qemu64}     # max emulates AES-NI, but was not faster overall
 TQ_SWAP_MIB=${TQ_SWAP_MIB:-600}
 TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-256}
 TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-300}   # seconds, hard limit per QEMU process
@@ -215,7 +216,7 @@ tq_boot() {
     append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
     tq_log "boot $name: step=$step ${*:-}"
     start=$EPOCHREALTIME
-    timeout -k 10 "$TQ_BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -m "$TQ_MEM" -smp "$TQ_SMP" \
+    timeout -k 10 "$TQ_BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
         -nodefaults -display none -no-reboot -serial stdio \
         -kernel "$(tq_vmlinuz)" -initrd "$TQ_INITRD" -append "$append" \
         -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \

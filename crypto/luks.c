@@ -119,20 +119,44 @@ out:
         return r < 0 ? r : 0;
 }
 
+/*
+ * Security: not CRYPT_ANY_SLOT. Anyone who can write the disk can add keyslots to this unsigned
+ * header; libcryptsetup would run each one's KDF, so an argon2 slot asking for gigabytes or a
+ * PBKDF2 slot with 10^9 iterations would hang or kill the boot. Only cheap PBKDF2 slots are tried.
+ */
+static int slot_cheap(struct crypt_device *cd, int slot)
+{
+        struct crypt_pbkdf_type pbkdf;
+        crypt_keyslot_info st = crypt_keyslot_status(cd, slot);
+
+        if (st != CRYPT_SLOT_ACTIVE && st != CRYPT_SLOT_ACTIVE_LAST)
+                return 0; /* inactive, or unbound: it cannot open the data segment anyway */
+        memset(&pbkdf, 0, sizeof(pbkdf));
+        if (crypt_keyslot_get_pbkdf(cd, slot, &pbkdf) < 0 || !pbkdf.type)
+                return 0;
+        return strcmp(pbkdf.type, CRYPT_KDF_PBKDF2) == 0 && pbkdf.iterations <= LUKS_PBKDF2_ITER_MAX;
+}
+
 int luks_activate(const char *dev, const char *name, const struct secret *key)
 {
         struct crypt_device *cd = NULL;
-        int r;
+        int r, slots;
 
         if (!key || key->len == 0)
                 return -EINVAL;
         r = luks_open(dev, 1, &cd);
         if (r < 0)
                 return r;
-        /* With name NULL this only checks the key: no device-mapper needed. */
-        r = crypt_activate_by_passphrase(cd, name, CRYPT_ANY_SLOT, (const char *)key->data, key->len, 0);
+        slots = crypt_keyslot_max(CRYPT_LUKS2);
+        r = -EPERM; /* no cheap keyslot takes this key (or there is none) */
+        for (int slot = 0; slot < slots && r == -EPERM; slot++) {
+                if (!slot_cheap(cd, slot))
+                        continue;
+                /* With name NULL this only checks the key: no device-mapper needed. */
+                r = crypt_activate_by_passphrase(cd, name, slot, (const char *)key->data, key->len, 0);
+        }
         crypt_free(cd);
-        return r < 0 ? r : 0; /* -EPERM from libcryptsetup: no keyslot takes this key */
+        return r < 0 ? r : 0; /* other errors than -EPERM are not the key's: they stop the search */
 }
 
 int luks_check_key(const char *dev, const struct secret *key)

@@ -7,6 +7,12 @@
 
 #define LUKS_TOKEN_PREFIX "thaw-"   /* token type is "thaw-<source type>", e.g. "thaw-fwcfg" */
 #define LUKS_PBKDF2_ITER 1000       /* the key is 256 random bits: stretching buys nothing */
+/*
+ * The most PBKDF2 iterations a keyslot may ask for before luks_activate() tries it. The header is
+ * not authenticated: a crafted (or admin-added) argon2 or huge-iteration keyslot would stall every
+ * boot for seconds or minutes per key, or exhaust the initramfs's memory. Ours use LUKS_PBKDF2_ITER.
+ */
+#define LUKS_PBKDF2_ITER_MAX 100000
 
 /* 1 if dev carries a LUKS2 header, 0 if not (none, LUKS1, damaged), -ENOENT if dev is absent, other -errno. */
 int luks_probe(const char *dev);
@@ -18,7 +24,10 @@ int luks_probe(const char *dev);
  */
 int luks_format(const char *dev, const char *label, const struct keychain *srcs, struct secret *const *keys);
 
-/* Activate dev as /dev/mapper/name with key (tries every keyslot). -EPERM: no keyslot takes this key. */
+/*
+ * Activate dev as /dev/mapper/name with key, trying only the active keyslots that use PBKDF2 with at
+ * most LUKS_PBKDF2_ITER_MAX iterations. -EPERM: none of them takes this key.
+ */
 int luks_activate(const char *dev, const char *name, const struct secret *key);
 /* Close /dev/mapper/name; if it is busy, deferred: the kernel removes it at its last close (0). */
 int luks_deactivate(const char *name);

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <json.h>
 #include <libcryptsetup.h>
+#include "clock.h"
 #include "luks.h"
 #include "luks_token.h"
 
@@ -114,6 +116,166 @@ static void test_check_key(void **state)
         assert_int_equal(luks_check_key(img, wrong), -EPERM);
         secret_freep(&wrong);
         assert_true(luks_check_key(blank, keys[0]) < 0);
+}
+
+static int64_t now_ms(void)
+{
+        return clock_now_ms();
+}
+
+/* Add a keyslot for key, unlocked through keys[0], with the given KDF; returns the slot. */
+static int add_slot(const char *path, const struct crypt_pbkdf_type *pbkdf, const struct secret *key)
+{
+        struct crypt_device *cd = NULL;
+        int slot;
+
+        assert_int_equal(crypt_init(&cd, path), 0);
+        assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+        assert_int_equal(crypt_set_pbkdf_type(cd, pbkdf), 0);
+        slot = crypt_keyslot_add_by_passphrase(cd, CRYPT_ANY_SLOT, (const char *)keys[0]->data,
+                                               keys[0]->len, (const char *)key->data, key->len);
+        assert_true(slot >= 0);
+        crypt_free(cd);
+        return slot;
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+        uint64_t v = 0;
+
+        for (int i = 0; i < 8; i++)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* SHA-256 of buf through coreutils' sha256sum (the test links no hash library). */
+static void sha256(const uint8_t *buf, size_t len, uint8_t out[32])
+{
+        char tmp[320], cmd[400], hex[65] = "";
+        FILE *f;
+
+        snprintf(tmp, sizeof(tmp), "%s/hdr.bin", dir);
+        f = fopen(tmp, "wbe");
+        assert_non_null(f);
+        assert_int_equal(fwrite(buf, 1, len, f), len);
+        fclose(f);
+        snprintf(cmd, sizeof(cmd), "sha256sum '%s'", tmp);
+        f = popen(cmd, "re");
+        assert_non_null(f);
+        assert_int_equal(fscanf(f, "%64s", hex), 1);
+        pclose(f);
+        unlink(tmp);
+        for (int i = 0; i < 32; i++)
+                assert_int_equal(sscanf(hex + 2 * i, "%2hhx", &out[i]), 1);
+}
+
+/*
+ * What an attacker with write access to the disk can do without knowing any key: rewrite the
+ * unauthenticated LUKS2 JSON so keyslot `slot` claims `iterations` PBKDF2 iterations, and fix up
+ * the header checksums (binary header at 0 and its copy at hdr_size; csum at byte 448).
+ */
+static void craft_iterations(const char *path, int slot, int64_t iterations)
+{
+        static uint8_t hdr[2][1u << 20];
+        struct json_object *root, *ks, *kdf;
+        char name[8];
+        const char *text;
+        uint64_t size;
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, hdr[0], 4096, 0), 4096);
+        size = be64(hdr[0] + 8);
+        assert_true(size > 4096 && size <= sizeof(hdr[0]));
+        for (int c = 0; c < 2; c++)
+                assert_int_equal(pread(fd, hdr[c], size, (off_t)(c * size)), (ssize_t)size);
+        root = json_tokener_parse((const char *)hdr[0] + 4096);
+        assert_non_null(root);
+        snprintf(name, sizeof(name), "%d", slot);
+        assert_true(json_object_object_get_ex(root, "keyslots", &ks));
+        assert_true(json_object_object_get_ex(ks, name, &ks));
+        assert_true(json_object_object_get_ex(ks, "kdf", &kdf));
+        json_object_object_add(kdf, "iterations", json_object_new_int64(iterations));
+        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+        assert_true(strlen(text) < size - 4096);
+        for (int c = 0; c < 2; c++) {
+                memset(hdr[c] + 4096, 0, size - 4096);
+                memcpy(hdr[c] + 4096, text, strlen(text));
+                memset(hdr[c] + 448, 0, 64);
+                sha256(hdr[c], size, hdr[c] + 448);
+                assert_int_equal(pwrite(fd, hdr[c], size, (off_t)(c * size)), (ssize_t)size);
+        }
+        json_object_put(root);
+        close(fd);
+}
+
+/*
+ * Keyslots added behind our back (the header is unsigned) with an expensive KDF are never tried:
+ * a key they would take is refused at once, while cheap PBKDF2 slots still work.
+ */
+static void test_expensive_slots_skipped(void **state)
+{
+        const struct crypt_pbkdf_type cheap = {
+                .type = CRYPT_KDF_PBKDF2, .hash = "sha256", .iterations = LUKS_PBKDF2_ITER,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct crypt_pbkdf_type over = cheap, at_max = cheap;
+        const struct crypt_pbkdf_type argon = {
+                .type = CRYPT_KDF_ARGON2ID, .iterations = 4, .max_memory_kb = 32, .parallel_threads = 1,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct secret *k_huge = NULL, *k_over = NULL, *k_max = NULL, *k_argon = NULL, *wrong = NULL;
+        struct crypt_pbkdf_type got;
+        struct crypt_device *cd = NULL;
+        char copy[320], cmd[700];
+        int64_t t0;
+        int huge_slot, argon_slot;
+
+        (void)state;
+        over.iterations = LUKS_PBKDF2_ITER_MAX + 1;
+        at_max.iterations = LUKS_PBKDF2_ITER_MAX;
+        snprintf(copy, sizeof(copy), "%s/slots.img", dir);
+        snprintf(cmd, sizeof(cmd), "cp --sparse=always '%s' '%s'", img, copy);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(secret_random(32, &k_huge), 0);
+        assert_int_equal(secret_random(32, &k_over), 0);
+        assert_int_equal(secret_random(32, &k_max), 0);
+        assert_int_equal(secret_random(32, &k_argon), 0);
+        assert_int_equal(secret_random(32, &wrong), 0);
+        huge_slot = add_slot(copy, &cheap, k_huge);
+        add_slot(copy, &over, k_over);
+        add_slot(copy, &at_max, k_max);
+        argon_slot = add_slot(copy, &argon, k_argon);
+        /* 5,000,000 iterations would cost seconds per key tried; crafted, so the test does not pay. */
+        craft_iterations(copy, huge_slot, 5000000);
+
+        assert_int_equal(crypt_init(&cd, copy), 0);
+        assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+        assert_int_equal(crypt_keyslot_get_pbkdf(cd, huge_slot, &got), 0);
+        assert_int_equal(got.iterations, 5000000); /* libcryptsetup takes the crafted header */
+        /* The argon2 slot is real: libcryptsetup itself opens it with k_argon. */
+        assert_int_equal(crypt_activate_by_passphrase(cd, NULL, argon_slot, (const char *)k_argon->data,
+                                                      k_argon->len, 0), argon_slot);
+        crypt_free(cd);
+
+        t0 = now_ms();
+        assert_int_equal(luks_check_key(copy, k_huge), -EPERM);
+        assert_true(now_ms() - t0 < 1000);
+        t0 = now_ms();
+        assert_int_equal(luks_check_key(copy, wrong), -EPERM); /* a wrong key does not pay for it either */
+        assert_true(now_ms() - t0 < 1000);
+        assert_int_equal(luks_check_key(copy, k_over), -EPERM); /* a real slot, one iteration too many */
+        assert_int_equal(luks_check_key(copy, k_argon), -EPERM);
+        assert_int_equal(luks_check_key(copy, k_max), 0); /* the limit itself is allowed */
+        assert_int_equal(luks_check_key(copy, keys[0]), 0);
+        assert_int_equal(luks_check_key(copy, keys[1]), 0);
+
+        secret_freep(&k_huge);
+        secret_freep(&k_over);
+        secret_freep(&k_max);
+        secret_freep(&k_argon);
+        secret_freep(&wrong);
+        unlink(copy);
 }
 
 static void test_uuid(void **state)
@@ -244,6 +406,7 @@ int main(void)
                 cmocka_unit_test(test_tokens_round_trip),
                 cmocka_unit_test(test_tokens_bound_to_keyslots),
                 cmocka_unit_test(test_check_key),
+                cmocka_unit_test(test_expensive_slots_skipped),
                 cmocka_unit_test(test_uuid),
                 cmocka_unit_test(test_header_holds_no_key),
                 cmocka_unit_test(test_foreign_tokens_ignored),

@@ -11,6 +11,7 @@ TQ_CACHE=${TQ_CACHE:-$TQ_REPO/.cache/qemu}
 TQ_THAW=${TQ_THAW:-$TQ_REPO/build/thaw}
 TQ_MEM=${TQ_MEM:-768}              # MiB; the same on every boot (the image records the RAM size)
 TQ_SMP=${TQ_SMP:-2}
+TQ_QEMU=${TQ_QEMU:-qemu-system-x86_64}
 TQ_CPU=${TQ_CPU:-qemu64}     # max emulates AES-NI, but was not faster overall
 TQ_SWAP_MIB=${TQ_SWAP_MIB:-600}
 TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-256}
@@ -175,7 +176,7 @@ tq_build_rootfs() {
 
 # Everything a scenario needs before its first boot.
 tq_prepare() {
-    command -v qemu-system-x86_64 > /dev/null || tq_skip "qemu-system-x86_64 missing (run make deps)"
+    command -v "$TQ_QEMU" > /dev/null || tq_skip "$TQ_QEMU missing (run make deps)"
     [[ -x $TQ_THAW ]] || tq_die "$TQ_THAW missing (run make)"
     mkdir -p "$TQ_CACHE"
     tq_fetch_kernel
@@ -216,7 +217,7 @@ tq_boot() {
     append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
     tq_log "boot $name: step=$step ${*:-}"
     start=$EPOCHREALTIME
-    timeout -k 10 "$TQ_BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
+    timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
         -nodefaults -display none -no-reboot -serial stdio \
         -kernel "$(tq_vmlinuz)" -initrd "$TQ_INITRD" -append "$append" \
         -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \

@@ -20,7 +20,7 @@
 
 struct thaw_args {
         char device[ARGS_DEVICE_MAX]; /* rd.thaw.device= / device=, "" if unset */
-        char key[KEYCHAIN_SPEC_MAX];  /* rd.thaw.key= / key=, "" means the device's tokens */
+        char key[KEYCHAIN_SPEC_MAX];  /* rd.thaw.key= / key=, "": none, nothing unlocked */
         char name[ARGS_NAME_MAX];     /* rd.thaw.name= / name= */
         unsigned timeout_s;           /* rd.thaw.timeout= / timeout= */
         uint64_t offset;              /* resume_offset= / offset=, in 4096-byte pages */

@@ -11,7 +11,7 @@ static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw resume [--root DIR] [--cmdline STRING] [--stderr]\n\n"
                    "Unlock the swap device named by rd.thaw.device= with the key chain rd.thaw.key=\n"
-                   "(or the device's thaw-* tokens), and hand a hibernation image on it to the kernel.\n"
+                   "(or key= in thaw.conf), and hand a hibernation image on it to the kernel.\n"
                    "Reads /proc/cmdline and /etc/thaw/thaw.conf; the command line wins.\n\n"
                    "  --root DIR        prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  --cmdline STRING  use STRING instead of /proc/cmdline\n"

@@ -24,7 +24,6 @@
 
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
-        .token_sources = luks_token_sources,
         .fetch = keysrc_fetch,
         .activate = luks_activate,
         .deactivate = luks_deactivate,
@@ -151,25 +150,14 @@ static void add_reason(char *buf, size_t size, const struct keysrc *s, const cha
         snprintf(buf + used, size - used, "%s%s: %s", used ? "; " : "", name, why);
 }
 
-/* The key chain: rd.thaw.key= if given, else the sources named by the device's thaw-* tokens. */
-static int key_chain(const struct resume_ctx *c, const char *dev, struct keychain *chain,
-                     char *why, size_t size)
+/* The key chain of rd.thaw.key= (or key= in thaw.conf); the caller made sure there is one. */
+static int key_chain(const struct resume_ctx *c, struct keychain *chain, char *why, size_t size)
 {
-        int r;
+        int r = keychain_parse(c->args->key, chain);
 
-        if (*c->args->key) {
-                r = keychain_parse(c->args->key, chain);
-                if (r < 0)
-                        snprintf(why, size, "rd.thaw.key=%.256s is not a valid key source chain",
-                                 c->args->key);
-                return r;
-        }
-        r = c->ops->token_sources(dev, chain);
         if (r < 0)
-                snprintf(why, size, "cannot read the thaw-* tokens: %s", strerror(-r));
-        else if (chain->n == 0)
-                snprintf(why, size, "no rd.thaw.key= and no thaw-* token on the device");
-        return r < 0 ? r : chain->n == 0 ? -ENOKEY : 0;
+                snprintf(why, size, "rd.thaw.key=%.256s is not a valid key source chain", c->args->key);
+        return r;
 }
 
 /* Try each source in order; 0 once one unlocks dev, else why lists what each did. */
@@ -180,11 +168,7 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
         int r;
 
         why[0] = '\0';
-        if (c->ops->is_active(c->args->name) == 1) {
-                SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", c->args->name);
-                return 0;
-        }
-        r = key_chain(c, dev, &chain, why, size);
+        r = key_chain(c, &chain, why, size);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < chain.n; i++) {
@@ -345,6 +329,22 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
                         SAY(c, LOG_WARNING, "%s is not a LUKS2 container (cannot read it: %s): boot "
                             "continues without resume", dev, strerror(-r));
                 return RESUME_NOT_LUKS;
+        }
+        if (c->ops->is_active(a->name) == 1) {
+                SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", a->name);
+                return after_unlock(c, dev, deadline);
+        }
+        /*
+         * Security: the key source comes only from the kernel command line or thaw.conf, which the
+         * boot chain and the initramfs vouch for, never from the device. The LUKS2 header, its
+         * thaw-* tokens included, is unauthenticated: whoever can write the disk could format it
+         * with a "key" from keyfile:/etc/os-release or a predictable fw_cfg blob, name that source
+         * in a token, and have us hand the kernel an image of their making.
+         */
+        if (!*a->key) {
+                SAY(c, LOG_WARNING, "no key source configured for %s (rd.thaw.key= or key= in %s): boot "
+                    "continues without resume; the image, if any, is kept", dev, ARGS_CONF_PATH);
+                return RESUME_NO_KEY_SOURCE;
         }
         if (unlock(c, dev, deadline, why, sizeof(why)) < 0) {
                 SAY(c, LOG_WARNING, "no key source unlocked %s (%s): boot continues without resume; the "

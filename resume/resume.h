@@ -15,6 +15,7 @@ enum resume_outcome {
         RESUME_BAD_DEVICE,     /* rd.thaw.device= is not a device spec */
         RESUME_DEVICE_TIMEOUT, /* the device did not appear in time */
         RESUME_NOT_LUKS,       /* not a LUKS2 container, or unreadable */
+        RESUME_NO_KEY_SOURCE,  /* no rd.thaw.key= nor key= in thaw.conf: nothing unlocked */
         RESUME_NO_KEY,         /* no key source unlocked it */
         RESUME_NO_MAPPING,     /* unlocked, but the mapping cannot be used: closed again */
         RESUME_NO_IMAGE,       /* no image: swap ready */
@@ -25,7 +26,6 @@ enum resume_outcome {
 /* The steps that need device-mapper or the kernel; tests replace them. */
 struct resume_ops {
         int (*probe)(const char *dev);
-        int (*token_sources)(const char *dev, struct keychain *out);
         int (*fetch)(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out);
         int (*activate)(const char *dev, const char *name, const struct secret *key);
         int (*deactivate)(const char *name);

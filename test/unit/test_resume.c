@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "faketree.h"
+#include "luks.h"
 #include "resume.h"
 #include "swsusp.h"
 
@@ -29,7 +30,6 @@ static struct {
         enum kernel kernel;     /* what the kernel does with an image */
         int activate_err;       /* forced activation error, 0 = check the key */
         int make_node;          /* activation makes /dev/mapper/NAME */
-        const char *tokens;     /* chain the device's tokens name, NULL = none */
         int said;
         char lines[16][1024];
         int levels[16];
@@ -86,16 +86,6 @@ static int fake_probe(const char *dev)
         return 1;
 }
 
-static int fake_token_sources(const char *dev, struct keychain *out)
-{
-        (void)dev;
-        if (!fx.tokens) {
-                out->n = 0;
-                return 0;
-        }
-        return keychain_parse(fx.tokens, out);
-}
-
 static int fake_activate(const char *dev, const char *name, const struct secret *key)
 {
         char rel[256];
@@ -145,7 +135,6 @@ static int fake_handoff(const char *root, unsigned maj, unsigned min, uint64_t o
 
 static const struct resume_ops fake_ops = {
         .probe = fake_probe,
-        .token_sources = fake_token_sources,
         .fetch = keysrc_fetch, /* real: key files under the fixture root */
         .activate = fake_activate,
         .deactivate = fake_deactivate,
@@ -294,11 +283,21 @@ static void test_no_key_reasons(void **state)
         assert_int_equal(fx.handoffs, 0);
 }
 
-static void test_no_key_no_tokens(void **state)
+/* No rd.thaw.key= and no key= in thaw.conf: nothing is unlocked, whatever the device says. */
+static void test_no_key_configured(void **state)
 {
+        char want[PATH_MAX + 256];
+
         (void)state;
-        assert_int_equal(run("rd.thaw.device=/dev/vdb", &fake_ops), RESUME_NO_KEY);
-        assert_non_null(strstr(last(), "(no rd.thaw.key= and no thaw-* token on the device)"));
+        fx.header = HDR_IMAGE;
+        ft_puts("/etc/thaw/thaw.conf", "device=/dev/vdb\nname=thaw-swap\n");
+        assert_int_equal(run("root=/dev/vda", &fake_ops), RESUME_NO_KEY_SOURCE);
+        snprintf(want, sizeof(want), "no key source configured for %s/dev/vdb (rd.thaw.key= or key= in "
+                 "/etc/thaw/thaw.conf): boot continues without resume; the image, if any, is kept",
+                 ft_root);
+        assert_string_equal(last(), want);
+        assert_int_equal(fx.activations + fx.handoffs, 0);
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
         fx.said = 0;
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=bogus:x", &fake_ops), RESUME_NO_KEY);
         assert_non_null(strstr(last(), "rd.thaw.key=bogus:x is not a valid key source chain"));
@@ -315,12 +314,46 @@ static void test_activation_error_stops_chain(void **state)
         assert_non_null(strstr(last(), "keyfile:/keys/good: activation failed: No such device)"));
 }
 
-static void test_tokens_no_image(void **state)
+/*
+ * Security: the thaw-* tokens of a real LUKS2 header do not choose the key source. The token names
+ * a key file that opens the device; without rd.thaw.key= it is never read and nothing is unlocked.
+ */
+static void test_tokens_ignored(void **state)
+{
+        struct secret *key = NULL;
+        struct keychain chain;
+        char dev[PATH_MAX], want[PATH_MAX + 256];
+        int fd;
+
+        (void)state;
+        ft_abs(dev, sizeof(dev), "/dev/vdb");
+        fd = open(dev, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, 20 << 20), 0); /* room for the 16 MiB LUKS2 header */
+        close(fd);
+        assert_int_equal(keychain_parse("keyfile:/keys/good", &chain), 0);
+        assert_int_equal(keysrc_fetch(&chain.src[0], ft_root, 0, &key), 0);
+        assert_int_equal(luks_format(dev, NULL, &chain, &key), 0);
+        secret_free(key);
+        assert_int_equal(luks_token_sources(dev, &chain), 0);
+        assert_int_equal(chain.n, 1); /* the header does name keyfile:/keys/good */
+
+        assert_int_equal(run("rd.thaw.device=/dev/vdb", &resume_default_ops), RESUME_NO_KEY_SOURCE);
+        snprintf(want, sizeof(want), "no key source configured for %s (rd.thaw.key= or key= in "
+                 "/etc/thaw/thaw.conf): boot continues without resume; the image, if any, is kept", dev);
+        assert_string_equal(last(), want);
+        assert_false(said("unlocked"));
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+}
+
+/* The chain is tried in order; the first source that unlocks wins and is named. */
+static void test_chain_no_image(void **state)
 {
         (void)state;
-        fx.tokens = "keyfile:/keys/missing,keyfile:/keys/bad,keyfile:/keys/good";
         fx.header = HDR_SWAP;
-        assert_int_equal(run("rd.thaw.device=/dev/vdb", &fake_ops), RESUME_NO_IMAGE);
+        assert_int_equal(run("rd.thaw.device=/dev/vdb "
+                             "rd.thaw.key=keyfile:/keys/missing,keyfile:/keys/bad,keyfile:/keys/good",
+                             &fake_ops), RESUME_NO_IMAGE);
         assert_int_equal(fx.activations, 2);
         assert_true(said("/dev/vdb as /dev/mapper/thaw-swap with keyfile:/keys/good"));
         assert_string_equal(last(), "no hibernation image on /dev/mapper/thaw-swap: boot continues, swap "
@@ -431,9 +464,10 @@ int main(void)
                 T(test_device_appears_late),
                 T(test_not_luks),
                 T(test_no_key_reasons),
-                T(test_no_key_no_tokens),
+                T(test_no_key_configured),
+                T(test_tokens_ignored),
                 T(test_activation_error_stops_chain),
-                T(test_tokens_no_image),
+                T(test_chain_no_image),
                 T(test_foreign_header),
                 T(test_image_kernel_ignores),
                 T(test_image_consumed),

@@ -120,8 +120,21 @@ static int apply_param(struct thaw_args *a, char *tok)
 
         if (eq)
                 *eq = '\0';
-        if (strcmp(tok, "noresume") == 0) {
+        /* Each of these makes the kernel ignore an image: thaw then unlocks nothing. */
+        if (strcmp(tok, "noresume") == 0 || strcmp(tok, "nohibernate") == 0) {
                 a->noresume = true;
+                a->noresume_by = tok[2] == 'r' ? "noresume" : "nohibernate";
+                return 0;
+        }
+        if (strcmp(tok, "hibernate") == 0 && value) {
+                /* Prefixes, as the kernel's hibernate_setup(): noresume…, then no… but nocompress. */
+                if (strncmp(value, "noresume", 8) == 0) {
+                        a->noresume = true;
+                        a->noresume_by = "hibernate=noresume";
+                } else if (strncmp(value, "no", 2) == 0 && strncmp(value, "nocompress", 10) != 0) {
+                        a->noresume = true;
+                        a->noresume_by = "hibernate=no";
+                }
                 return 0;
         }
         if (strcmp(tok, "rd.thaw") == 0) {

@@ -24,7 +24,8 @@ struct thaw_args {
         char name[ARGS_NAME_MAX];     /* rd.thaw.name= / name= */
         unsigned timeout_s;           /* rd.thaw.timeout= / timeout= */
         uint64_t offset;              /* resume_offset= / offset=, in 4096-byte pages */
-        bool noresume;                /* noresume */
+        bool noresume;                /* noresume, nohibernate, hibernate=no… */
+        const char *noresume_by;      /* the parameter that set it, as shown to users; NULL if unset */
         bool disabled;                /* rd.thaw=0 */
 };
 

@@ -15,6 +15,7 @@
 #include "dm.h"
 #include "handoff.h"
 #include "luks.h"
+#include "power.h"
 #include "swsusp.h"
 #include "util.h"
 
@@ -219,9 +220,20 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         const struct thaw_args *a = c->args;
         struct swsusp_header h;
         unsigned maj, min;
-        char note[160];
+        char note[160], why[256];
         int r;
 
+        /*
+         * An image is never handed to a kernel that will not look at it (lockdown says [disabled]):
+         * the mapping would stay open and the real system's swapon would overwrite the image. If
+         * /sys/power cannot be read, the handoff goes ahead and the disk tells what happened.
+         */
+        if (power_hibernation_available(c->root, why, sizeof(why)) == 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "hibernation is unavailable on this boot (%s): image on %s kept, %s",
+                    why, shown, note);
+                return RESUME_UNAVAILABLE;
+        }
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
@@ -304,8 +316,8 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
         }
         /* noresume: the user wants this boot fresh; unlocking nothing keeps the image as it is. */
         if (a->noresume) {
-                SAY(c, LOG_NOTICE, "noresume given: not unlocking %s; any hibernation image on it is "
-                    "left untouched", a->device);
+                SAY(c, LOG_NOTICE, "%s given: not unlocking %s; any hibernation image on it is left "
+                    "untouched", a->noresume_by ? a->noresume_by : "noresume", a->device);
                 return RESUME_NORESUME;
         }
         if (devspec_check(a->device) < 0) {

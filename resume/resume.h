@@ -11,7 +11,7 @@
 enum resume_outcome {
         RESUME_DISABLED,       /* rd.thaw=0 */
         RESUME_NO_DEVICE,      /* no rd.thaw.device= */
-        RESUME_NORESUME,       /* noresume: nothing unlocked */
+        RESUME_NORESUME,       /* noresume, nohibernate, hibernate=no: nothing unlocked */
         RESUME_BAD_DEVICE,     /* rd.thaw.device= is not a device spec */
         RESUME_DEVICE_TIMEOUT, /* the device did not appear in time */
         RESUME_NOT_LUKS,       /* not a LUKS2 container, or unreadable */
@@ -19,6 +19,7 @@ enum resume_outcome {
         RESUME_NO_KEY,         /* no key source unlocked it */
         RESUME_NO_MAPPING,     /* unlocked, but the mapping cannot be used: closed again */
         RESUME_NO_IMAGE,       /* no image: swap ready */
+        RESUME_UNAVAILABLE,    /* an image, but this kernel cannot resume: mapping closed, image kept */
         RESUME_CONSUMED,       /* the kernel took the image and did not restore it */
         RESUME_KEPT,           /* the kernel did not look: mapping closed, image kept */
 };

@@ -99,6 +99,41 @@ static void test_cmdline_flags(void **state)
         assert_false(a.disabled);
 }
 
+/* What makes the kernel ignore an image makes thaw unlock nothing: prefixes as in hibernate_setup(). */
+static void test_cmdline_nohibernate(void **state)
+{
+        static const struct {
+                const char *cmdline, *by;
+        } yes[] = {
+                { "noresume", "noresume" },
+                { "nohibernate", "nohibernate" },
+                { "hibernate=noresume", "hibernate=noresume" },
+                { "hibernate=noresume_please", "hibernate=noresume" },
+                { "hibernate=no", "hibernate=no" },
+                { "hibernate=nope", "hibernate=no" },
+        };
+        static const char *const no[] = {
+                "hibernate=nocompress", "hibernate=protect_image", "hibernate", "hibernate=",
+                "nohibernateX", "xnohibernate", "hibernate.no=1",
+        };
+        struct thaw_args a;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+                args_init(&a);
+                assert_int_equal(args_parse_cmdline(yes[i].cmdline, &a, NULL, 0), 0);
+                assert_true(a.noresume);
+                assert_string_equal(a.noresume_by, yes[i].by);
+        }
+        for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+                args_init(&a);
+                assert_int_equal(args_parse_cmdline(no[i], &a, NULL, 0), 0);
+                if (a.noresume)
+                        fail_msg("%s counted as noresume", no[i]);
+                assert_null(a.noresume_by);
+        }
+}
+
 static void test_cmdline_quoted_value(void **state)
 {
         struct thaw_args a;
@@ -275,6 +310,7 @@ int main(void)
                 cmocka_unit_test(test_tokenizer_end_and_overflow),
                 cmocka_unit_test(test_cmdline_all),
                 cmocka_unit_test(test_cmdline_flags),
+                cmocka_unit_test(test_cmdline_nohibernate),
                 cmocka_unit_test(test_cmdline_quoted_value),
                 cmocka_unit_test(test_cmdline_bad_values),
                 cmocka_unit_test(test_cmdline_caps),

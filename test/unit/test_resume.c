@@ -153,6 +153,8 @@ static int setup(void **state)
         ft_puts("/keys/bad", "fedcba9876543210fedcba9876543210");
         ft_puts("/sys/power/resume", "0:0\n");
         ft_puts("/sys/power/resume_offset", "0\n");
+        ft_puts("/sys/power/disk", "[platform] shutdown reboot suspend test_resume\n");
+        ft_puts("/sys/power/state", "freeze mem disk\n");
         return 0;
 }
 
@@ -186,6 +188,32 @@ static void test_noresume_unlocks_nothing(void **state)
                          RESUME_NORESUME);
         assert_string_equal(last(), "noresume given: not unlocking /dev/vdb; any hibernation image on it "
                                     "is left untouched");
+        assert_int_equal(fx.probes + fx.activations + fx.handoffs, 0);
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+}
+
+/* The kernel ignores an image with any of these, so thaw unlocks nothing either. */
+static void test_nohibernate_variants(void **state)
+{
+        static const struct {
+                const char *arg, *line;
+        } cases[] = {
+                { "nohibernate", "nohibernate given: not unlocking /dev/vdb;" },
+                { "hibernate=noresume", "hibernate=noresume given: not unlocking /dev/vdb;" },
+                { "hibernate=noresume,x", "hibernate=noresume given: not unlocking /dev/vdb;" },
+                { "hibernate=no", "hibernate=no given: not unlocking /dev/vdb;" },
+        };
+        char cmdline[256];
+
+        (void)state;
+        fx.header = HDR_IMAGE;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                fx.said = 0;
+                snprintf(cmdline, sizeof(cmdline), "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good %s",
+                         cases[i].arg);
+                assert_int_equal(run(cmdline, &fake_ops), RESUME_NORESUME);
+                assert_non_null(strstr(last(), cases[i].line));
+        }
         assert_int_equal(fx.probes + fx.activations + fx.handoffs, 0);
         assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
 }
@@ -389,6 +417,38 @@ static void test_image_kernel_ignores(void **state)
         assert_int_equal(fx.deactivations, 1);
 }
 
+/* Lockdown: /sys/power/disk says [disabled]. The image is not handed over and the mapping is closed. */
+static void test_image_hibernation_unavailable(void **state)
+{
+        char path[PATH_MAX];
+
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES; /* it would, if it were asked: it must not be */
+        ft_puts("/sys/power/disk", "[disabled]\n");
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_UNAVAILABLE);
+        assert_string_equal(last(), "hibernation is unavailable on this boot (/sys/power/disk says "
+                                    "[disabled]: hibernation is off (kernel lockdown, Secure Boot or "
+                                    "nohibernate)): image on /dev/mapper/thaw-swap kept, mapping closed");
+        assert_false(said("resuming from"));
+        assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(fx.deactivations, 1);
+        assert_false(ft_exists("/dev/mapper/thaw-swap"));
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+
+        /* A kernel without hibernation at all: no /sys/power/disk. */
+        fx.said = fx.deactivations = 0;
+        ft_abs(path, sizeof(path), "/sys/power/disk");
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_UNAVAILABLE);
+        assert_non_null(strstr(last(), "kernel built without hibernation): image on /dev/mapper/thaw-swap "
+                                       "kept, mapping closed"));
+        assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(fx.deactivations, 1);
+}
+
 static void test_image_consumed(void **state)
 {
         (void)state;
@@ -458,6 +518,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 T(test_disabled),
                 T(test_noresume_unlocks_nothing),
+                T(test_nohibernate_variants),
                 T(test_no_device),
                 T(test_bad_device_spec),
                 T(test_device_timeout),
@@ -470,6 +531,7 @@ int main(void)
                 T(test_chain_no_image),
                 T(test_foreign_header),
                 T(test_image_kernel_ignores),
+                T(test_image_hibernation_unavailable),
                 T(test_image_consumed),
                 T(test_image_at_offset_from_conf),
                 T(test_handoff_fails_keeps_image),

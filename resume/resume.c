@@ -260,6 +260,38 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         return RESUME_KEPT;
 }
 
+/* No image at resume_offset. The mapping stays open for swap only if nothing there could be lost. */
+static enum resume_outcome no_image(const struct resume_ctx *c, const char *mapper, const char *shown,
+                                    const struct swsusp_header *h)
+{
+        const struct thaw_args *a = c->args;
+        struct swsusp_header h0;
+        char note[160];
+
+        /*
+         * A stale resume_offset= (left from a swap file setup, say) must not hide an image at the
+         * start of the device: swapon would rewrite that page. The image is kept for a boot with
+         * the right offset.
+         */
+        if (a->offset != 0 && swsusp_read(mapper, 0, &h0) == 0 && h0.kind == SWSUSP_IMAGE) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "no hibernation image on %s at resume_offset=%" PRIu64 ", but page 0 "
+                    "holds one: the offsets disagree; image kept, %s, boot continues without resume",
+                    shown, a->offset, note);
+                return RESUME_OFFSET_MISMATCH;
+        }
+        if (h->kind == SWSUSP_SWAP) {
+                SAY(c, LOG_NOTICE, "no hibernation image on %s: boot continues, swap ready", shown);
+                return RESUME_NO_IMAGE;
+        }
+        /* Neither image nor swap: whatever is there may matter (an image elsewhere), so hands off. */
+        close_mapping(c, note, sizeof(note));
+        SAY(c, LOG_WARNING, "no hibernation image and no swap signature on %s at offset %" PRIu64 ": %s "
+            "(an image may sit elsewhere: check resume_offset=; mkswap makes it swap), boot continues "
+            "without resume", shown, a->offset, note);
+        return RESUME_FOREIGN;
+}
+
 static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
         const struct thaw_args *a = c->args;
@@ -287,16 +319,9 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
                     "boot continues without resume", shown, a->offset, strerror(-r), note);
                 return RESUME_NO_MAPPING;
         }
-        if (h.kind == SWSUSP_SWAP) {
-                SAY(c, LOG_NOTICE, "no hibernation image on %s: boot continues, swap ready", shown);
-                return RESUME_NO_IMAGE;
-        }
-        if (h.kind == SWSUSP_OTHER) {
-                SAY(c, LOG_WARNING, "no hibernation image on %s: boot continues, but there is no swap "
-                    "signature at offset %" PRIu64 " either (run mkswap on it)", shown, a->offset);
-                return RESUME_NO_IMAGE;
-        }
-        return handle_image(c, mapper, shown);
+        if (h.kind == SWSUSP_IMAGE)
+                return handle_image(c, mapper, shown);
+        return no_image(c, mapper, shown, &h);
 }
 
 enum resume_outcome resume_run(const struct resume_ctx *c)

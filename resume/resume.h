@@ -19,6 +19,8 @@ enum resume_outcome {
         RESUME_NO_KEY,         /* no key source unlocked it */
         RESUME_NO_MAPPING,     /* unlocked, but the mapping cannot be used: closed again */
         RESUME_NO_IMAGE,       /* no image: swap ready */
+        RESUME_FOREIGN,        /* neither image nor swap at resume_offset: mapping closed */
+        RESUME_OFFSET_MISMATCH, /* no image at resume_offset, but one at page 0: mapping closed */
         RESUME_UNAVAILABLE,    /* an image, but this kernel cannot resume: mapping closed, image kept */
         RESUME_CONSUMED,       /* the kernel took the image and did not restore it */
         RESUME_KEPT,           /* the kernel did not look: mapping closed, image kept */

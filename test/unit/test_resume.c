@@ -27,6 +27,7 @@ static struct {
         int probes, activations, deactivations, handoffs;
         enum header header;     /* what the unlocked mapping holds */
         uint64_t header_at;     /* at which page */
+        int page0;              /* 1 + another header to put at page 0, 0 = none */
         enum kernel kernel;     /* what the kernel does with an image */
         int activate_err;       /* forced activation error, 0 = check the key */
         int make_node;          /* activation makes /dev/mapper/NAME */
@@ -97,6 +98,8 @@ static int fake_activate(const char *dev, const char *name, const struct secret 
         if (!key || key->len != strlen(GOOD) || memcmp(key->data, GOOD, key->len) != 0)
                 return -EPERM;
         snprintf(rel, sizeof(rel), "/dev/mapper/%s", name);
+        if (fx.make_node && fx.page0)
+                write_header(rel, (enum header)(fx.page0 - 1), 0);
         if (fx.make_node)
                 write_header(rel, fx.header, fx.header_at);
         ft_puts("/sys/block/dm-0/dm/name", name);
@@ -391,15 +394,52 @@ static void test_chain_no_image(void **state)
         assert_true(ft_exists("/dev/mapper/thaw-swap")); /* left open for the real system's swap */
 }
 
+/* Neither image nor swap at the offset: the mapping is closed, so nothing swaps over it. */
 static void test_foreign_header(void **state)
 {
         (void)state;
         fx.header = HDR_OTHER;
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
-                         RESUME_NO_IMAGE);
-        assert_non_null(strstr(last(), "no hibernation image on /dev/mapper/thaw-swap: boot continues, but "
-                                       "there is no swap signature at offset 0"));
+                         RESUME_FOREIGN);
+        assert_string_equal(last(), "no hibernation image and no swap signature on /dev/mapper/thaw-swap "
+                                    "at offset 0: mapping closed (an image may sit elsewhere: check "
+                                    "resume_offset=; mkswap makes it swap), boot continues without resume");
         assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(fx.deactivations, 1);
+        assert_false(ft_exists("/dev/mapper/thaw-swap"));
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+
+        /* The same at a non-zero offset, with plain swap at page 0: still closed. */
+        fx.said = fx.deactivations = 0;
+        fx.header_at = 5;
+        fx.page0 = 1 + HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good resume_offset=5",
+                             &fake_ops), RESUME_FOREIGN);
+        assert_non_null(strstr(last(), "at offset 5: mapping closed"));
+        assert_int_equal(fx.deactivations, 1);
+}
+
+/* A stale resume_offset= points past an image at page 0: the image is kept, the mapping closed. */
+static void test_offsets_disagree(void **state)
+{
+        static const enum header at_offset[] = { HDR_OTHER, HDR_SWAP };
+
+        (void)state;
+        fx.page0 = 1 + HDR_IMAGE;
+        fx.header_at = 5;
+        for (size_t i = 0; i < 2; i++) {
+                fx.said = fx.deactivations = 0;
+                fx.header = at_offset[i];
+                assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good "
+                                     "resume_offset=5", &fake_ops), RESUME_OFFSET_MISMATCH);
+                assert_string_equal(last(), "no hibernation image on /dev/mapper/thaw-swap at "
+                                            "resume_offset=5, but page 0 holds one: the offsets disagree; "
+                                            "image kept, mapping closed, boot continues without resume");
+                assert_int_equal(fx.handoffs, 0);
+                assert_int_equal(fx.deactivations, 1);
+                assert_false(ft_exists("/dev/mapper/thaw-swap"));
+        }
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
 }
 
 static void test_image_kernel_ignores(void **state)
@@ -530,6 +570,7 @@ int main(void)
                 T(test_activation_error_stops_chain),
                 T(test_chain_no_image),
                 T(test_foreign_header),
+                T(test_offsets_disagree),
                 T(test_image_kernel_ignores),
                 T(test_image_hibernation_unavailable),
                 T(test_image_consumed),

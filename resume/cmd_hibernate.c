@@ -12,34 +12,29 @@
 #include "handoff.h"
 #include "hibcheck.h"
 #include "log.h"
+#include "resume.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw hibernate [--mode shutdown|platform|reboot] [--name NAME] [--root DIR]\n"
                    "                      [--dry-run]\n\n"
-                   "Check that /dev/mapper/NAME is active swap with room for the image and that\n"
-                   "hibernation is available, then hibernate to it.\n\n"
+                   "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
+                   "line name a device and a key, no noresume, no resume_offset), that /dev/mapper/NAME\n"
+                   "is active swap with room for the image and that hibernation is available, then\n"
+                   "hibernate to it.\n\n"
                    "  -m, --mode MODE  what to do after writing the image (default shutdown)\n"
-                   "  -n, --name NAME  device-mapper name (default: name= in thaw.conf, else "
-                   ARGS_NAME_DEFAULT ")\n"
+                   "  -n, --name NAME  device-mapper name (default: rd.thaw.name=, name= in\n"
+                   "                   thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
                    "      --root DIR   prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "      --dry-run    only check\n"
                    "  -h, --help       show this help\n");
 }
 
-/* --name, else name= from thaw.conf, else the default. */
-static int pick_name(const char *root, const char *opt, char *name, size_t size)
+static void say(void *userdata, int level, const char *msg)
 {
-        char text[ARGS_CONF_MAX];
-        struct thaw_args a;
-
-        if (opt)
-                return util_copy(name, size, opt);
-        args_init(&a);
-        if (util_read_text_at(root, ARGS_CONF_PATH, text, sizeof(text)) >= 0)
-                args_parse_conf(text, &a, NULL, 0);
-        return util_copy(name, size, a.name);
+        (void)userdata;
+        log_msg(level, "%s", msg);
 }
 
 static enum cmd_status hibernate(const char *root, const char *mode, const struct hibcheck *h,
@@ -81,7 +76,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 { 0 },
         };
         const char *root = "", *mode = "shutdown", *name_opt = NULL;
-        char name[ARGS_NAME_MAX];
+        struct thaw_args args;
         struct hibcheck h;
         bool dry_run = false;
         int c, failed;
@@ -102,11 +97,14 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 log_msg(LOG_ERR, "hibernate takes --mode shutdown, platform or reboot, and no arguments");
                 return CMD_USAGE;
         }
-        if (pick_name(root, name_opt, name, sizeof(name)) < 0 || !args_name_valid(name)) {
-                log_msg(LOG_ERR, "--name %s is not a usable device-mapper name", name_opt ? name_opt : "");
+        /* The settings the next boot's thaw resume will read, if this boot's command line stays. */
+        resume_load_args(root, NULL, &args, say, NULL);
+        if (name_opt && (!args_name_valid(name_opt) ||
+                         util_copy(args.name, sizeof(args.name), name_opt) < 0)) {
+                log_msg(LOG_ERR, "--name %s is not a usable device-mapper name", name_opt);
                 return CMD_USAGE;
         }
-        failed = hibcheck_run(root, name, mode, &h);
+        failed = hibcheck_run(root, &args, mode, &h);
         if (failed > 0) {
                 for (char *line = h.problems, *next; line && *line; line = next) {
                         next = strchr(line, '\n');
@@ -119,9 +117,9 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         }
         if (dry_run) {
                 log_msg(LOG_NOTICE, "ready to hibernate to /dev/mapper/%s (%u:%u): %" PRIu64 " MiB free "
-                        "swap, about %" PRIu64 " MiB needed", name, h.maj, h.min, h.free_kib / 1024,
+                        "swap, about %" PRIu64 " MiB needed", args.name, h.maj, h.min, h.free_kib / 1024,
                         (h.needed_kib + 1023) / 1024);
                 return CMD_OK;
         }
-        return hibernate(root, mode, &h, name);
+        return hibernate(root, mode, &h, args.name);
 }

@@ -67,13 +67,48 @@ static int check_swap(const char *root, const char *name, struct hibcheck *h)
         return 0;
 }
 
-int hibcheck_run(const char *root, const char *name, const char *mode, struct hibcheck *out)
+/* What the next boot's thaw resume reads (if the command line stays the same) must let it resume. */
+static int check_config(const struct thaw_args *a, struct hibcheck *h)
+{
+        int failed = 0;
+
+        if (a->disabled) {
+                problem(h, "rd.thaw=0 is on the kernel command line: the next boot would not resume; "
+                        "remove it from the boot loader configuration");
+                failed++;
+        }
+        if (a->noresume) {
+                problem(h, "%s is on the kernel command line: the next boot would not resume; remove it "
+                        "from the boot loader configuration", a->noresume_by ? a->noresume_by : "noresume");
+                failed++;
+        }
+        if (!*a->device) {
+                problem(h, "no device configured: add device= to %s or rd.thaw.device= to the kernel "
+                        "command line (thaw setup prints it)", ARGS_CONF_PATH);
+                failed++;
+        }
+        if (!*a->key) {
+                problem(h, "no key source configured: add key= to %s or rd.thaw.key= to the kernel "
+                        "command line (thaw setup prints it)", ARGS_CONF_PATH);
+                failed++;
+        }
+        if (a->offset != 0) {
+                problem(h, "resume_offset=%" PRIu64 " is configured, but thaw hibernates to the start of "
+                        "/dev/mapper/%s (swap files are not supported yet): remove resume_offset= from "
+                        "the kernel command line and offset= from %s", a->offset, a->name, ARGS_CONF_PATH);
+                failed++;
+        }
+        return failed;
+}
+
+int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, struct hibcheck *out)
 {
         struct hibcheck h = { 0 };
         char why[256];
         int failed, r;
 
-        failed = check_swap(root, name, &h);
+        failed = check_config(a, &h);
+        failed += check_swap(root, a->name, &h);
         r = power_hibernation_available(root, why, sizeof(why));
         if (r == 0)
                 problem(&h, "hibernation is not available: %s", why);

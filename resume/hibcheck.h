@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "args.h"
 #include "dm.h"
 
 #define HIBCHECK_PROBLEMS_MAX 2048
@@ -12,13 +13,15 @@ struct hibcheck {
         unsigned maj, min;          /* the mapping's device number */
         char kname[DM_KNAME_MAX];   /* "dm-0" */
         uint64_t free_kib;          /* free space on that swap */
-        uint64_t needed_kib;        /* anon + shmem estimate of the image */
+        uint64_t needed_kib;        /* power_image_estimate_kib() */
         char problems[HIBCHECK_PROBLEMS_MAX]; /* one line per failed check: what is wrong, what to do */
 };
 
 /*
- * Check that /dev/mapper/NAME is an active mapping and active swap with room for the image, that
+ * Check that the next boot's thaw resume would resume (a: the settings it reads, from thaw.conf and
+ * this boot's command line: not disabled, no noresume, a device and a key source, offset 0), that
+ * /dev/mapper/a->name is an active mapping and active swap with room for the image, that
  * hibernation is available and that mode is offered in ROOT/sys/power/disk. Returns the number of
  * failed checks (0: ready), each described in out->problems.
  */
-int hibcheck_run(const char *root, const char *name, const char *mode, struct hibcheck *out);
+int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, struct hibcheck *out);

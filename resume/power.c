@@ -78,10 +78,18 @@ static int meminfo_field(const char *text, const char *key, uint64_t *out)
         return -ENODATA;
 }
 
+/* A field older kernels may lack counts as 0. */
+static void meminfo_optional(const char *text, const char *key, uint64_t *out)
+{
+        if (meminfo_field(text, key, out) < 0)
+                *out = 0;
+}
+
 int power_meminfo(const char *root, struct power_meminfo *out)
 {
         char buf[POWER_TEXT_MAX * 2];
         struct power_meminfo m;
+        uint64_t bytes;
         int r = util_read_text_at(root, "/proc/meminfo", buf, sizeof(buf));
 
         if (r < 0)
@@ -91,14 +99,39 @@ int power_meminfo(const char *root, struct power_meminfo *out)
                 r = meminfo_field(buf, "AnonPages", &m.anon_kib);
         if (r == 0)
                 r = meminfo_field(buf, "Shmem", &m.shmem_kib);
-        if (r == 0)
-                *out = m;
-        return r;
+        if (r < 0)
+                return r;
+        meminfo_optional(buf, "MemAvailable", &m.mem_available_kib);
+        meminfo_optional(buf, "SUnreclaim", &m.sunreclaim_kib);
+        meminfo_optional(buf, "PageTables", &m.pagetables_kib);
+        meminfo_optional(buf, "KernelStack", &m.kernelstack_kib);
+        m.image_size_kib = UINT64_MAX;
+        if (util_read_text_at(root, "/sys/power/image_size", buf, sizeof(buf)) >= 0) {
+                util_rstrip(buf);
+                if (util_parse_u64(buf, UINT64_MAX, &bytes) == 0)
+                        m.image_size_kib = bytes / 1024;
+        }
+        *out = m;
+        return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 uint64_t power_image_estimate_kib(const struct power_meminfo *m)
 {
-        return m->anon_kib + m->shmem_kib;
+        uint64_t fixed = 0, used, shrunk;
+
+        fixed = sat_add(fixed, m->anon_kib);
+        fixed = sat_add(fixed, m->shmem_kib);
+        fixed = sat_add(fixed, m->sunreclaim_kib);
+        fixed = sat_add(fixed, m->pagetables_kib);
+        fixed = sat_add(fixed, m->kernelstack_kib);
+        used = m->mem_total_kib > m->mem_available_kib ? m->mem_total_kib - m->mem_available_kib : 0;
+        shrunk = m->image_size_kib < used ? m->image_size_kib : used;
+        return fixed > shrunk ? fixed : shrunk;
 }
 
 int power_swap_find(const char *root, const char *kname, const char *path, struct power_swap *out)

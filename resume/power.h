@@ -11,11 +11,21 @@ int power_mode_offered(const char *root, const char *mode);
 
 struct power_meminfo {
         uint64_t mem_total_kib;
-        uint64_t anon_kib;  /* AnonPages */
-        uint64_t shmem_kib; /* Shmem */
+        uint64_t mem_available_kib; /* MemAvailable (0 if absent) */
+        uint64_t anon_kib;          /* AnonPages */
+        uint64_t shmem_kib;         /* Shmem */
+        uint64_t sunreclaim_kib;    /* SUnreclaim (0 if absent) */
+        uint64_t pagetables_kib;    /* PageTables (0 if absent) */
+        uint64_t kernelstack_kib;   /* KernelStack (0 if absent) */
+        uint64_t image_size_kib;    /* /sys/power/image_size; UINT64_MAX if unreadable */
 };
+/* ROOT/proc/meminfo (MemTotal, AnonPages and Shmem required) and ROOT/sys/power/image_size. */
 int power_meminfo(const char *root, struct power_meminfo *out);
-/* What a hibernation image will need at most: anonymous memory and shmem cannot be dropped. */
+/*
+ * How much swap the image needs: at least what cannot be freed (anonymous memory, shmem,
+ * unreclaimable slab, page tables, kernel stacks), and the kernel shrinks the rest towards
+ * image_size but never below what is in use: max(unfreeable, min(image_size, MemTotal - MemAvailable)).
+ */
 uint64_t power_image_estimate_kib(const struct power_meminfo *m);
 
 struct power_swap {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "args.h"
 #include "dm.h"
 #include "faketree.h"
 #include "handoff.h"
@@ -36,8 +37,12 @@ static int setup(void **state)
         ft_puts("/sys/power/state", "freeze mem disk\n");
         ft_puts("/proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
                                "/dev/dm-3                               partition\t1048572\t\t1024\t\t-2\n");
-        ft_puts("/proc/meminfo", "MemTotal:        2000000 kB\nMemFree:  100 kB\nAnonPages:    "
-                                 "  300000 kB\nShmem:    20000 kB\nShmemHugePages: 0 kB\n");
+        /* unfreeable 250000+20000+30000+15000+5000 = 320000 KiB; in use 300000; image_size 800000 */
+        ft_puts("/proc/meminfo", "MemTotal:        2000000 kB\nMemFree:  100 kB\nMemAvailable:  1700000 kB\n"
+                                 "AnonPages:      250000 kB\nShmem:    20000 kB\nKernelStack:  5000 kB\n"
+                                 "PageTables:     15000 kB\nSecPageTables:  99999 kB\nSReclaimable: 77777 kB\n"
+                                 "SUnreclaim:     30000 kB\nShmemHugePages: 0 kB\n");
+        ft_puts("/sys/power/image_size", "819200000\n");
         return 0;
 }
 
@@ -146,17 +151,69 @@ static void test_power_swaps_meminfo(void **state)
         assert_int_equal(s.size_kib, 10);
         assert_int_equal(power_meminfo(ft_root, &m), 0);
         assert_int_equal(m.mem_total_kib, 2000000);
-        assert_int_equal(m.anon_kib, 300000);
+        assert_int_equal(m.anon_kib, 250000);
         assert_int_equal(m.shmem_kib, 20000); /* not ShmemHugePages */
+        assert_int_equal(m.pagetables_kib, 15000); /* not SecPageTables */
         assert_int_equal(power_image_estimate_kib(&m), 320000);
+}
+
+/* max(AnonPages+Shmem+SUnreclaim+PageTables+KernelStack, min(image_size, MemTotal-MemAvailable)) */
+static void test_power_image_estimate(void **state)
+{
+        struct power_meminfo m;
+        char path[PATH_MAX];
+
+        (void)state;
+        /* The unfreeable part wins over a smaller use of memory. */
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        assert_int_equal(m.image_size_kib, 800000);
+        assert_int_equal(power_image_estimate_kib(&m), 320000);
+        /* Much in use (page cache): the kernel shrinks it to image_size, no further. */
+        ft_puts("/proc/meminfo", "MemTotal: 2000000 kB\nMemAvailable: 500000 kB\nAnonPages: 250000 kB\n"
+                                 "Shmem: 20000 kB\nSUnreclaim: 30000 kB\nPageTables: 15000 kB\n"
+                                 "KernelStack: 5000 kB\n");
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        assert_int_equal(power_image_estimate_kib(&m), 800000);
+        /* ...and to what is in use when image_size is larger. */
+        ft_puts("/sys/power/image_size", "1900000000\n");
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        assert_int_equal(power_image_estimate_kib(&m), 1500000);
+        /* image_size 0: "as small as possible", which is the unfreeable part. */
+        ft_puts("/sys/power/image_size", "0\n");
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        assert_int_equal(power_image_estimate_kib(&m), 320000);
+        /* No image_size file: only the memory in use bounds it. */
+        ft_abs(path, sizeof(path), "/sys/power/image_size");
+        unlink(path);
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        assert_int_equal(power_image_estimate_kib(&m), 1500000);
+        /* Old kernels: the optional fields count as 0 (MemAvailable too: all of MemTotal in use). */
+        ft_puts("/sys/power/image_size", "409600000\n");
+        ft_puts("/proc/meminfo", "MemTotal: 2000000 kB\nAnonPages: 300000 kB\nShmem: 20000 kB\n");
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        assert_int_equal(power_image_estimate_kib(&m), 400000);
+        ft_puts("/proc/meminfo", "MemTotal: 2000000 kB\nShmem: 20000 kB\n");
+        assert_int_equal(power_meminfo(ft_root, &m), -ENODATA);
+}
+
+/* What thaw setup leaves: thaw.conf with device=, key=, name=. */
+static struct thaw_args configured(void)
+{
+        struct thaw_args a;
+
+        args_init(&a);
+        assert_int_equal(args_parse_conf("device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\n", &a,
+                                         NULL, 0), 0);
+        return a;
 }
 
 static void test_hibcheck_ready(void **state)
 {
+        struct thaw_args a = configured();
         struct hibcheck h;
 
         (void)state;
-        assert_int_equal(hibcheck_run(ft_root, "thaw-swap", "shutdown", &h), 0);
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 0);
         assert_string_equal(h.problems, "");
         assert_int_equal(h.maj, 253);
         assert_int_equal(h.min, 3);
@@ -166,26 +223,65 @@ static void test_hibcheck_ready(void **state)
 
 static void test_hibcheck_problems(void **state)
 {
+        struct thaw_args a = configured(), other = configured();
         struct hibcheck h;
 
         (void)state;
-        assert_int_equal(hibcheck_run(ft_root, "nothere", "shutdown", &h), 1);
+        snprintf(other.name, sizeof(other.name), "nothere");
+        assert_int_equal(hibcheck_run(ft_root, &other, "shutdown", &h), 1);
         assert_non_null(strstr(h.problems, "/dev/mapper/nothere is not active"));
 
         ft_puts("/proc/swaps", "Filename Type Size Used Priority\n");
-        assert_int_equal(hibcheck_run(ft_root, "thaw-swap", "shutdown", &h), 1);
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 1);
         assert_non_null(strstr(h.problems, "is not active swap: run swapon /dev/mapper/thaw-swap"));
 
         ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/dm-3 partition 300000 100000 -2\n");
         ft_puts("/sys/power/disk", "[disabled]\n");
-        assert_int_equal(hibcheck_run(ft_root, "thaw-swap", "shutdown", &h), 2);
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 2);
         assert_non_null(strstr(h.problems, "about 313 MiB needed, 195 MiB free"));
         assert_non_null(strstr(h.problems, "hibernation is not available"));
 
         ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/dm-3 partition 1048572 0 -2\n");
         ft_puts("/sys/power/disk", "[shutdown] reboot\n");
-        assert_int_equal(hibcheck_run(ft_root, "thaw-swap", "platform", &h), 1);
+        assert_int_equal(hibcheck_run(ft_root, &a, "platform", &h), 1);
         assert_non_null(strstr(h.problems, "mode platform is not offered"));
+}
+
+/* The next boot would not resume: each reason is one line saying what to fix. */
+static void test_hibcheck_next_boot(void **state)
+{
+        struct thaw_args a;
+        struct hibcheck h;
+        int lines = 0;
+
+        (void)state;
+        a = configured();
+        assert_int_equal(args_parse_cmdline("root=/dev/vda rd.thaw=0 nohibernate resume_offset=34816", &a,
+                                            NULL, 0), 0);
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 3);
+        assert_non_null(strstr(h.problems, "rd.thaw=0 is on the kernel command line: the next boot would "
+                                           "not resume; remove it"));
+        assert_non_null(strstr(h.problems, "nohibernate is on the kernel command line: the next boot "
+                                           "would not resume; remove it"));
+        assert_non_null(strstr(h.problems, "resume_offset=34816 is configured, but thaw hibernates to the "
+                                           "start of /dev/mapper/thaw-swap (swap files are not supported "
+                                           "yet): remove resume_offset="));
+
+        a = configured();
+        assert_int_equal(args_parse_cmdline("hibernate=noresume", &a, NULL, 0), 0);
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 1);
+        assert_non_null(strstr(h.problems, "hibernate=noresume is on the kernel command line"));
+
+        args_init(&a); /* no thaw.conf, nothing on the command line */
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 2);
+        assert_non_null(strstr(h.problems, "no device configured: add device= to /etc/thaw/thaw.conf or "
+                                           "rd.thaw.device= to the kernel command line"));
+        assert_non_null(strstr(h.problems, "no key source configured: add key= to /etc/thaw/thaw.conf or "
+                                           "rd.thaw.key= to the kernel command line"));
+        /* One line per problem. */
+        for (const char *p = h.problems; (p = strchr(p, '\n')); p++)
+                lines++;
+        assert_int_equal(lines, 2);
 }
 
 int main(void)
@@ -197,8 +293,10 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_handoff_missing_sysfs, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_available, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_swaps_meminfo, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_power_image_estimate, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_ready, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_problems, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_hibcheck_next_boot, setup, ft_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

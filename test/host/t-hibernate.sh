@@ -1,0 +1,58 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of `thaw hibernate --dry-run` on a fixture root: it reads thaw.conf and this boot's
+# /proc/cmdline like the next boot's thaw resume, and refuses when that boot would not resume.
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+mkdir -p "$root/etc/thaw" "$root/proc" "$root/sys/power" "$root/sys/block/dm-0/dm"
+echo thaw-swap > "$root/sys/block/dm-0/dm/name"
+echo 253:0 > "$root/sys/block/dm-0/dev"
+echo "[shutdown] reboot" > "$root/sys/power/disk"
+echo "freeze mem disk" > "$root/sys/power/state"
+printf 'Filename Type Size Used Priority\n/dev/dm-0 partition 1048572 0 -2\n' > "$root/proc/swaps"
+printf 'MemTotal: 2000000 kB\nMemAvailable: 1700000 kB\nAnonPages: 250000 kB\nShmem: 20000 kB\n' \
+        > "$root/proc/meminfo"
+printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
+
+n=0
+failed=0
+# expect NAME STATUS TEXT CMDLINE: thaw hibernate --dry-run with /proc/cmdline = CMDLINE exits STATUS
+# and says TEXT on stderr.
+expect() {
+        n=$((n + 1))
+        echo "$4" > "$root/proc/cmdline"
+        "$THAW" hibernate --dry-run --root "$root" > "$tmp/out" 2> "$tmp/err"
+        rc=$?
+        if [ "$rc" -eq "$2" ] && grep -qF -- "$3" "$tmp/err"; then
+                echo "ok $n - $1"
+        else
+                failed=$((failed + 1))
+                echo "not ok $n - $1"
+                echo "# exit $rc, wanted $2 and \"$3\""
+                sed 's/^/#   /' "$tmp/err"
+        fi
+}
+
+expect "ready with thaw.conf and a plain command line" 0 "ready to hibernate to /dev/mapper/thaw-swap" \
+        "root=/dev/vda"
+expect "noresume on the command line: refused" 1 "noresume is on the kernel command line" \
+        "root=/dev/vda noresume"
+expect "nohibernate: refused" 1 "nohibernate is on the kernel command line" "root=/dev/vda nohibernate"
+expect "rd.thaw=0: refused" 1 "rd.thaw=0 is on the kernel command line" "root=/dev/vda rd.thaw=0"
+expect "a non-zero resume_offset: refused" 1 "resume_offset=8 is configured" "root=/dev/vda resume_offset=8"
+expect "refusals end with one summary" 1 "not hibernating: the next boot could not resume" \
+        "root=/dev/vda resume_offset=8"
+expect "rd.thaw.name= picks the mapping" 1 "/dev/mapper/other is not active" "rd.thaw.name=other"
+printf 'name=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
+expect "no device configured: refused" 1 "no device configured: add device=" "root=/dev/vda"
+expect "no key configured: refused" 1 "no key source configured: add key=" "root=/dev/vda"
+expect "the command line can supply both" 0 "ready to hibernate" \
+        "rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -89,21 +89,33 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
         return CMD_FAILED; /* meaning: go on */
 }
 
-/* Refuse a device in use always, and a device with a signature unless --yes. */
-static int refuse(const struct setup_opts *o)
+/* Refuse a device that is mounted, active swap or held; when says at which point we looked. */
+static int refuse_in_use(const struct setup_opts *o, const char *when)
 {
-        char why[256], type[64];
+        char why[256];
         int r;
 
         r = devcheck_in_use(o->root, o->device, why, sizeof(why));
         if (r < 0) {
-                log_msg(LOG_ERR, "cannot check %s (%s): nothing written", o->device, strerror(-r));
+                log_msg(LOG_ERR, "cannot check %s%s (%s): nothing written", o->device, when, strerror(-r));
                 return r;
         }
         if (r > 0) {
-                log_msg(LOG_ERR, "refusing to format %s: %s; nothing written", o->device, why);
+                log_msg(LOG_ERR, "refusing to format %s%s: %s; nothing written", o->device, when, why);
                 return -EBUSY;
         }
+        return 0;
+}
+
+/* Refuse a device in use always, and a device with a signature unless --yes. */
+static int refuse(const struct setup_opts *o)
+{
+        char type[64];
+        int r;
+
+        r = refuse_in_use(o, "");
+        if (r < 0)
+                return r;
         r = devcheck_signature(o->device, type, sizeof(type));
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot probe %s (%s): nothing written", o->device, strerror(-r));
@@ -222,6 +234,10 @@ enum cmd_status cmd_setup(int argc, char **argv)
                 r = -EEXIST;
                 goto out;
         }
+        /* Fetching the keys can take seconds (a late fw_cfg driver): look again right before writing. */
+        r = refuse_in_use(&o, " (checked again after fetching the keys)");
+        if (r < 0)
+                goto out;
         r = format_and_open(&o, &chain, keys, uuid, sizeof(uuid));
         if (r < 0)
                 goto out;

@@ -120,6 +120,25 @@ else
         ok "setup refuses a LUKS container # SKIP no cryptsetup"
 fi
 
+# The device gets mounted while setup waits for a late key source (the fw_cfg driver loading):
+# the in-use check runs again right before formatting.
+blank "$img"
+(
+        sleep 1
+        echo "$img /mnt ext4 rw,relatime 0 0" > "$root/proc/self/mounts"
+        mkdir -p "$tmp/late/qemu_fw_cfg/by_name/opt/k"
+        cp "$root/key" "$tmp/late/qemu_fw_cfg/by_name/opt/k/raw"
+        mkdir -p "$root/sys/firmware"
+        mv "$tmp/late/qemu_fw_cfg" "$root/sys/firmware/" # the driver's tree appears at once
+) &
+expect "a device mounted while the key is fetched is refused" 1 \
+        "refusing to format $img (checked again after fetching the keys): it is mounted" \
+        "$THAW" setup --device "$img" --key fwcfg:opt/k --root "$root"
+wait
+untouched "the device mounted meanwhile is left untouched" "$img" ""
+: > "$root/proc/self/mounts"
+rm -rf "$root/sys"
+
 blank "$img"
 expect "a missing key on a blank device writes nothing" 1 "nothing written to $img" \
         "$THAW" setup --device "$img" --key keyfile:/nokey --root "$root"

@@ -80,7 +80,7 @@ static int blkid_lookup(int t, const char *value, char *out, size_t size)
         return r;
 }
 
-int devspec_resolve(const char *root, const char *spec, char *out, size_t size)
+static int resolve(const char *root, const char *spec, bool scan, char *out, size_t size)
 {
         char value[PATH_MAX], rel[PATH_MAX], path[PATH_MAX];
         int t = split(spec, value, sizeof(value)), r;
@@ -96,7 +96,29 @@ int devspec_resolve(const char *root, const char *spec, char *out, size_t size)
         if (r < 0)
                 return r;
         r = canonical(path, out, size);
-        if (r == -ENOENT && t >= 0 && (!root || !*root))
+        if (r == -ENOENT && scan && t >= 0 && (!root || !*root))
                 r = blkid_lookup(t, value, out, size);
         return r;
+}
+
+int devspec_resolve(const char *root, const char *spec, char *out, size_t size)
+{
+        return resolve(root, spec, true, out, size);
+}
+
+int devspec_poll(const char *root, const char *spec, struct devspec_wait *w, int64_t now_ms, bool final,
+                 char *out, size_t size)
+{
+        bool scan;
+
+        if (!w->started) {
+                /* udev usually makes the link within a moment: the first scan waits an interval. */
+                w->started = true;
+                w->last_scan_ms = now_ms;
+        }
+        /* A scan reads every block device; polling every 200 ms must not turn into constant I/O. */
+        scan = final || now_ms - w->last_scan_ms >= DEVSPEC_SCAN_INTERVAL_MS;
+        if (scan)
+                w->last_scan_ms = now_ms;
+        return resolve(root, spec, scan, out, size);
 }

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -98,14 +99,17 @@ static void sleep_until(int64_t deadline_ms)
 /* Poll until the device appears or the deadline passes (checked once even if it has passed). */
 static int wait_device(const struct resume_ctx *c, int64_t deadline, char *dev, size_t size)
 {
+        struct devspec_wait w = { 0 };
         int said = 0;
 
         for (;;) {
-                int r = devspec_resolve(c->root, c->args->device, dev, size);
+                int64_t now = clock_now_ms();
+                bool final = now >= deadline;
+                int r = devspec_poll(c->root, c->args->device, &w, now, final, dev, size);
 
                 if (r != -ENOENT)
                         return r;
-                if (clock_now_ms() >= deadline)
+                if (final)
                         return -ETIMEDOUT;
                 if (!said++)
                         SAY(c, LOG_INFO, "waiting up to %u s for %s", c->args->timeout_s,

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <blkid.h>
 
 #include "devspec.h"
 #include "faketree.h"
@@ -88,6 +89,63 @@ static void test_appears_later(void **state)
         assert_int_equal(devspec_resolve(ft_root, "UUID=late", out, sizeof(out)), 0);
 }
 
+/*
+ * The libblkid fallback, replaced here: this definition wins over libblkid's in this test program.
+ * It counts the scans and finds the device only once blkid_has is set.
+ */
+static int scans;
+static const char *blkid_has;
+
+char *blkid_evaluate_tag(const char *token, const char *value, blkid_cache *cache)
+{
+        char path[PATH_MAX];
+
+        (void)token;
+        (void)value;
+        (void)cache;
+        scans++;
+        if (!blkid_has)
+                return NULL;
+        ft_abs(path, sizeof(path), blkid_has);
+        return strdup(path);
+}
+
+/* On a real root (""), a tag udev has not linked is scanned for at most once a second, and at the end. */
+static void test_poll_scans_rarely(void **state)
+{
+        struct devspec_wait w = { 0 };
+        char out[PATH_MAX], want[PATH_MAX];
+        const char *spec = "UUID=thaw-unit-test-no-such-uuid";
+        int64_t t = 5000;
+
+        (void)state;
+        scans = 0;
+        blkid_has = NULL;
+        /* 200 ms polls for 2.2 s: scans at 1.0 s and 2.0 s after the start, never at the start. */
+        for (int i = 0; i <= 11; i++, t += 200)
+                assert_int_equal(devspec_poll("", spec, &w, t, false, out, sizeof(out)), -ENOENT);
+        assert_int_equal(scans, 2);
+        /* The final attempt scans regardless. */
+        assert_int_equal(devspec_poll("", spec, &w, t, true, out, sizeof(out)), -ENOENT);
+        assert_int_equal(scans, 3);
+
+        /* A wait with no time at all (timeout 0) still scans once: its first attempt is its last. */
+        memset(&w, 0, sizeof(w));
+        blkid_has = "/dev/vdb";
+        assert_int_equal(devspec_poll("", spec, &w, 0, true, out, sizeof(out)), 0);
+        ft_abs(want, sizeof(want), "/dev/vdb");
+        assert_string_equal(out, want);
+        assert_int_equal(scans, 4);
+
+        /* A fixture root never scans; one-shot devspec_resolve() on a real root does. */
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(devspec_poll(ft_root, "UUID=ffff", &w, 0, true, out, sizeof(out)), -ENOENT);
+        assert_int_equal(scans, 4);
+        assert_int_equal(devspec_resolve("", spec, out, sizeof(out)), 0);
+        assert_int_equal(scans, 5);
+        blkid_has = NULL;
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -96,6 +154,7 @@ int main(void)
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_small_output),
                 cmocka_unit_test(test_appears_later),
+                cmocka_unit_test(test_poll_scans_rarely),
         };
 
         return cmocka_run_group_tests(tests, setup, ft_teardown);

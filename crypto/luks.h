@@ -36,7 +36,10 @@ int luks_check_key(const char *dev, const struct secret *key);
 /* 1 if the mapping name is active, 0 if not. */
 int luks_is_active(const char *name);
 
-/* The key sources named by the device's thaw-* tokens, in token order. 0 with out->n == 0 if none. */
+/*
+ * The key sources named by the device's thaw-* tokens, in token order. 0 with out->n == 0 if none.
+ * For setup and inspection only: the header is unauthenticated, so boot never picks a source by it.
+ */
 int luks_token_sources(const char *dev, struct keychain *out);
 /* LUKS2 UUID of dev into buf (37 bytes suffices). */
 int luks_uuid(const char *dev, char *buf, size_t size);

@@ -15,6 +15,7 @@
 
 #define MIB (1024u * 1024u)
 #define MAX_MIB 65536u
+#define WORDS_PER_MIB (MIB / sizeof(uint64_t))
 
 /* xorshift64*: cheap, and its output does not compress, so the memory really has to travel. */
 static uint64_t next_word(uint64_t *s)
@@ -25,29 +26,54 @@ static uint64_t next_word(uint64_t *s)
 	return *s * 0x2545F4914F6CDD1DULL;
 }
 
-static uint64_t fill(uint64_t *mem, size_t words, uint64_t seed)
+/* Each MiB has its own stream, so it can be checked in any order. */
+static uint64_t chunk_seed(uint64_t seed, size_t chunk)
 {
-	uint64_t s = seed ? seed : 1, sum = 0;
+	uint64_t s = seed ^ (0x9E3779B97F4A7C15ULL * (chunk + 1));
 
-	for (size_t i = 0; i < words; i++) {
-		mem[i] = next_word(&s);
-		sum = (sum ^ mem[i]) * 0x100000001B3ULL;
+	return s ? s : 1;
+}
+
+static uint64_t fill(uint64_t *mem, size_t chunks, uint64_t seed)
+{
+	uint64_t sum = 0;
+
+	for (size_t c = 0; c < chunks; c++) {
+		uint64_t s = chunk_seed(seed, c), *w = mem + c * WORDS_PER_MIB;
+
+		for (size_t i = 0; i < WORDS_PER_MIB; i++) {
+			w[i] = next_word(&s);
+			sum ^= w[i] * (c * WORDS_PER_MIB + i + 1);
+		}
 	}
 	return sum;
 }
 
-static uint64_t verify(const uint64_t *mem, size_t words, uint64_t seed, size_t *bad, size_t *first_bad)
+/*
+ * Checks the last MiB first: after the fill, the first pages are the ones in swap, and a
+ * front-to-back pass would push out each page just before it is needed (the whole area would
+ * go through swap). Back to front, the resident pages are checked before they are evicted.
+ */
+static uint64_t verify(const uint64_t *mem, size_t chunks, uint64_t seed, size_t *bad, size_t *first_bad)
 {
-	uint64_t s = seed ? seed : 1, sum = 0;
+	uint64_t sum = 0;
 
 	*bad = 0;
-	*first_bad = words;
-	for (size_t i = 0; i < words; i++) {
-		uint64_t want = next_word(&s);
+	*first_bad = chunks * WORDS_PER_MIB;
+	for (size_t c = chunks; c-- > 0;) {
+		uint64_t s = chunk_seed(seed, c);
+		const uint64_t *w = mem + c * WORDS_PER_MIB;
 
-		if (mem[i] != want && (*bad)++ == 0)
-			*first_bad = i;
-		sum = (sum ^ mem[i]) * 0x100000001B3ULL;
+		for (size_t i = 0; i < WORDS_PER_MIB; i++) {
+			size_t at = c * WORDS_PER_MIB + i;
+
+			if (w[i] != next_word(&s)) {
+				if (*bad == 0 || at < *first_bad)
+					*first_bad = at;
+				(*bad)++;
+			}
+			sum ^= w[i] * (at + 1);
+		}
 	}
 	return sum;
 }
@@ -90,7 +116,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "workload: cannot map %lu MiB: %s\n", mib, strerror(errno));
 		return 1;
 	}
-	sum = fill(mem, words, seed);
+	sum = fill(mem, mib, seed);
 	printf("workload: ready (%lu MiB, checksum %016" PRIx64 ")\n", mib, sum);
 	fflush(stdout);
 	if (argc == 4) {
@@ -108,7 +134,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	again = verify(mem, words, seed, &bad, &first_bad);
+	again = verify(mem, mib, seed, &bad, &first_bad);
 	if (bad == 0 && again == sum) {
 		printf("workload: nothing lost (%lu MiB verified, checksum %016" PRIx64 ")\n", mib, again);
 		return 0;

@@ -11,7 +11,7 @@ tq_workdir cold-boot
 tq_boot_checked setup setup "$TQ_WORK/key"
 tq_check "setup: thaw setup succeeded" tq_has setup "THAW-TEST: setup exit 0"
 
-big=$((TQ_MEM - 64))
+big=$((TQ_MEM - 96))
 tq_boot_checked cold cold "$TQ_WORK/key" "thaw.mib=$big"
 tq_check "cold: thaw found no image" tq_has cold "thaw: no hibernation image on /dev/mapper/thaw-swap"
 tq_check "cold: no handoff" tq_lacks cold "thaw: resuming from"

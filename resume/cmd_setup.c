@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "clock.h"
@@ -162,6 +164,28 @@ static int write_conf(const struct setup_opts *o, const char *uuid, const char *
         return r < 0 ? r : util_write_file(path, text, 0644);
 }
 
+/*
+ * thaw.conf is written last, so make sure it can be written before anything is formatted: a
+ * read-only /etc must not leave a formatted, open device behind with no record of it.
+ */
+static int conf_dir_ready(const struct setup_opts *o)
+{
+        char dir[PATH_MAX];
+        struct stat st;
+        int r;
+
+        r = util_path(dir, sizeof(dir), o->root, "/etc/thaw");
+        if (r < 0)
+                return r;
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        if (stat(dir, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        return access(dir, W_OK) < 0 ? -errno : 0;
+}
+
 /* Format, open, make swap, record. Keys are only used here, and freed by the caller. */
 static int format_and_open(const struct setup_opts *o, const struct keychain *chain,
                            struct secret **keys, char *uuid, size_t usize)
@@ -224,6 +248,12 @@ enum cmd_status cmd_setup(int argc, char **argv)
                 return CMD_USAGE;
         }
         r = refuse(&o);
+        if (r == 0) {
+                r = conf_dir_ready(&o);
+                if (r < 0)
+                        log_msg(LOG_ERR, "cannot write %s (%s): nothing written to %s", ARGS_CONF_PATH,
+                                strerror(-r), o.device);
+        }
         if (r == 0)
                 r = fetch_keys(&o, &chain, keys);
         if (r < 0)

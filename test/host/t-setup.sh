@@ -144,5 +144,14 @@ expect "a missing key on a blank device writes nothing" 1 "nothing written to $i
         "$THAW" setup --device "$img" --key keyfile:/nokey --root "$root"
 untouched "the blank device stays blank" "$img" ""
 
+blank "$img"
+mkdir -p "$root/etc"
+rm -rf "$root/etc/thaw"
+: > "$root/etc/thaw" # /etc/thaw cannot become a directory: thaw.conf could not be written
+expect "an unwritable /etc/thaw is refused before formatting" 1 "nothing written to $img" \
+        "$THAW" setup --device "$img" --key keyfile:/key --yes --root "$root"
+rm -f "$root/etc/thaw"
+untouched "the device stays blank when /etc/thaw is unwritable" "$img" ""
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

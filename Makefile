@@ -55,6 +55,7 @@ deps:
 check: all $(UNIT_BIN) $(B)/asan/thaw
 	test/run-unit.sh $(UNIT_BIN)
 	THAW=$(B)/asan/thaw test/host/run.sh
+	test/kernel/t-check-tree.sh
 	test/lint.sh
 
 # QEMU scenarios: make check-qemu [ONLY=name]

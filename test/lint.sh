@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Checks every shell script in dracut-module/, test/ and .ci/ with shellcheck and the shell's -n.
+# Checks every shell script in dracut-module/, test/, kernel/ and .ci/ with shellcheck and the shell's -n.
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -9,7 +9,7 @@ command -v shellcheck > /dev/null || { echo "lint: shellcheck missing (run make 
 
 fails=0
 count=0
-for f in $(find dracut-module test .ci -type f \( -name '*.sh' -o -path .ci/run \) | sort); do
+for f in $(find dracut-module test kernel .ci -type f \( -name '*.sh' -o -path .ci/run -o -path kernel/check-tree \) | sort); do
 	first=$(head -n 1 "$f")
 	case "$first" in
 	'#!/bin/sh'*) shell="sh" ;;

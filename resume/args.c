@@ -80,6 +80,12 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
                         a->timeout_s = (unsigned)v;
                 return r;
         }
+        if (strcmp(key, "mismatch") == 0) {
+                if (strcmp(value, "keep") != 0 && strcmp(value, "discard") != 0)
+                        return -EINVAL;
+                a->mismatch_discard = value[0] == 'd';
+                return 0;
+        }
         if (strcmp(key, "offset") == 0) {
                 r = util_parse_u64(value, ARGS_OFFSET_MAX, &v);
                 if (r == 0)
@@ -104,6 +110,7 @@ static const struct {
         { "rd.thaw.key", "key" },
         { "rd.thaw.name", "name" },
         { "rd.thaw.timeout", "timeout" },
+        { "rd.thaw.mismatch", "mismatch" },
         { "resume_offset", "offset" },
 };
 
@@ -134,6 +141,18 @@ static int apply_param(struct thaw_args *a, char *tok)
                 } else if (strncmp(value, "no", 2) == 0 && strncmp(value, "nocompress", 10) != 0) {
                         a->noresume = true;
                         a->noresume_by = "hibernate=no";
+                }
+                return 0;
+        }
+        if (strcmp(tok, "acpi_sleep") == 0 && value) {
+                /* Comma-separated, as the kernel's acpi_sleep_setup(); the last s4_* wins. */
+                for (const char *p = value; *p; p += strcspn(p, ","), p += *p == ',') {
+                        size_t n = strcspn(p, ",");
+
+                        if (n == 8 && strncmp(p, "s4_hwsig", 8) == 0)
+                                a->s4_hwsig = true;
+                        else if (n == 10 && strncmp(p, "s4_nohwsig", 10) == 0)
+                                a->s4_hwsig = false;
                 }
                 return 0;
         }

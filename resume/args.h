@@ -27,6 +27,8 @@ struct thaw_args {
         bool noresume;                /* noresume, nohibernate, hibernate=no… */
         const char *noresume_by;      /* the parameter that set it, as shown to users; NULL if unset */
         bool disabled;                /* rd.thaw=0 */
+        bool mismatch_discard;        /* rd.thaw.mismatch=discard / mismatch=: default keep */
+        bool s4_hwsig;                /* acpi_sleep=s4_hwsig: the kernel compares hardware signatures */
 };
 
 void args_init(struct thaw_args *a);

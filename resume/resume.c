@@ -15,8 +15,12 @@
 #include "devspec.h"
 #include "dm.h"
 #include "handoff.h"
+#include "image.h"
+#include "imgcheck.h"
 #include "luks.h"
+#include "machine.h"
 #include "power.h"
+#include "state.h"
 #include "swsusp.h"
 #include "util.h"
 
@@ -48,6 +52,37 @@ static void say(resume_say_fn fn, void *userdata, int level, const char *fmt, ..
 }
 
 #define SAY(c, level, ...) say((c)->say, (c)->userdata, level, __VA_ARGS__)
+
+/* resume_run() passes each message on and keeps what the state file needs. */
+struct capture {
+        resume_say_fn say;
+        void *userdata;
+        struct state state;
+};
+
+static void capture_say(void *userdata, int level, const char *msg)
+{
+        struct capture *cap = userdata;
+
+        snprintf(cap->state.message, sizeof(cap->state.message), "%s", msg);
+        if (cap->say)
+                cap->say(cap->userdata, level, msg);
+}
+
+/* Only for contexts resume_run() made: their userdata is its capture. */
+static void note_reason(const struct resume_ctx *c, const char *reason)
+{
+        struct capture *cap = c->userdata;
+
+        snprintf(cap->state.reason, sizeof(cap->state.reason), "%s", reason);
+}
+
+static void note_device(const struct resume_ctx *c, const char *device)
+{
+        struct capture *cap = c->userdata;
+
+        snprintf(cap->state.device, sizeof(cap->state.device), "%s", device);
+}
 
 int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn fn,
                      void *userdata)
@@ -218,13 +253,70 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
+/*
+ * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
+ * off, 1 (with why) if the kernel would refuse the image. Facts this machine cannot tell do not count.
+ */
+static int precheck(const struct resume_ctx *c, const char *mapper, char *why, size_t size)
+{
+        int64_t t0 = clock_now_ms();
+        struct machine_info m;
+        struct image_info img;
+        struct imgcheck chk;
+        int r;
+
+        r = image_read(mapper, c->args->offset, &img);
+        if (r < 0) {
+                note_reason(c, imgcheck_name(IMGCHECK_MALFORMED));
+                snprintf(why, size, "the image cannot be read (%s)", strerror(-r));
+                return 1;
+        }
+        machine_read(c->root, &m);
+        imgcheck_run(&img, &m, c->args->s4_hwsig, &chk);
+        if (chk.result != IMGCHECK_OK) {
+                note_reason(c, imgcheck_name(chk.result));
+                snprintf(why, size, "%s", chk.why);
+                return 1;
+        }
+        SAY(c, LOG_INFO, "image checks passed in %" PRId64 " ms: %" PRIu64 " pages, %s, made with %llu "
+            "MiB (%s), e820 checksum %08" PRIx32 " (%s)", clock_now_ms() - t0, img.pages,
+            image_compression(img.flags), imgcheck_mib(img.num_physpages),
+            m.have_mem ? "as here" : "not checked", img.e820_crc,
+            m.have_e820 ? "as here" : "not checked");
+        return 0;
+}
+
+/* rd.thaw.mismatch=: keep the image for a boot that can resume it, or give the swap back. */
+static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper, const char *shown,
+                                  const char *why)
+{
+        char note[160];
+        int r;
+
+        if (c->args->mismatch_discard) {
+                r = image_unmark(mapper, c->args->offset);
+                if (r == 0) {
+                        SAY(c, LOG_WARNING, "not resuming the image on %s: %s; rd.thaw.mismatch=discard: "
+                            "image discarded, boot continues, swap ready", shown, why);
+                        return RESUME_MISMATCH_DISCARDED;
+                }
+                SAY(c, LOG_WARNING, "cannot discard the image on %s (%s): keeping it", shown,
+                    strerror(-r));
+        }
+        /* Security of the user's work: closed, the mapping cannot be swapped on over the image. */
+        close_mapping(c, note, sizeof(note));
+        SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image kept, %s, boot continues without "
+            "resume (rd.thaw.mismatch=discard gives the swap back)", shown, why, note);
+        return RESUME_MISMATCH_KEPT;
+}
+
 static enum resume_outcome handle_image(const struct resume_ctx *c, const char *mapper,
                                         const char *shown)
 {
         const struct thaw_args *a = c->args;
         struct swsusp_header h;
         unsigned maj, min;
-        char note[160], why[256];
+        char note[160], why[512];
         int r;
 
         /*
@@ -238,6 +330,9 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                     why, shown, note);
                 return RESUME_UNAVAILABLE;
         }
+        /* The kernel consumes the image before its own checks: a refusal there would lose it. */
+        if (precheck(c, mapper, why, sizeof(why)))
+                return refuse(c, mapper, shown, why);
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
@@ -316,6 +411,7 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
                     "resume; the image, if any, is kept", shown, dev, note);
                 return RESUME_NO_MAPPING;
         }
+        note_device(c, shown);
         r = swsusp_read(mapper, a->offset, &h);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
@@ -328,7 +424,7 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
         return no_image(c, mapper, shown, &h);
 }
 
-enum resume_outcome resume_run(const struct resume_ctx *c)
+static enum resume_outcome run(const struct resume_ctx *c)
 {
         const struct thaw_args *a = c->args;
         char dev[PATH_MAX], why[REASONS_MAX];
@@ -393,4 +489,49 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
                 return RESUME_NO_KEY;
         }
         return after_unlock(c, dev, deadline);
+}
+
+const char *resume_outcome_name(enum resume_outcome o)
+{
+        static const char *const names[] = {
+                [RESUME_DISABLED] = "disabled",
+                [RESUME_NO_DEVICE] = "no-device",
+                [RESUME_NORESUME] = "noresume",
+                [RESUME_BAD_DEVICE] = "bad-device",
+                [RESUME_DEVICE_TIMEOUT] = "device-timeout",
+                [RESUME_NOT_LUKS] = "not-luks",
+                [RESUME_NO_KEY_SOURCE] = "no-key-source",
+                [RESUME_NO_KEY] = "no-key",
+                [RESUME_NO_MAPPING] = "no-mapping",
+                [RESUME_NO_IMAGE] = "no-image",
+                [RESUME_FOREIGN] = "foreign",
+                [RESUME_OFFSET_MISMATCH] = "offset-mismatch",
+                [RESUME_UNAVAILABLE] = "unavailable",
+                [RESUME_CONSUMED] = "consumed",
+                [RESUME_KEPT] = "kept",
+                [RESUME_MISMATCH_KEPT] = "mismatch-kept",
+                [RESUME_MISMATCH_DISCARDED] = "mismatch-discarded",
+        };
+
+        return (size_t)o < sizeof(names) / sizeof(names[0]) && names[o] ? names[o] : "unknown";
+}
+
+enum resume_outcome resume_run(const struct resume_ctx *c)
+{
+        struct capture cap = { .say = c->say, .userdata = c->userdata };
+        struct resume_ctx inner = *c;
+        enum resume_outcome o;
+        int r;
+
+        inner.say = capture_say;
+        inner.userdata = &cap;
+        o = run(&inner);
+        snprintf(cap.state.outcome, sizeof(cap.state.outcome), "%s", resume_outcome_name(o));
+        if (!*cap.state.device)
+                snprintf(cap.state.device, sizeof(cap.state.device), "%s", c->args->device);
+        r = state_write(c->root, &cap.state);
+        if (r < 0)
+                say(c->say, c->userdata, LOG_WARNING, "cannot write %s (%s): thaw status will not know "
+                    "what happened at this boot", STATE_PATH, strerror(-r));
+        return o;
 }

@@ -24,6 +24,8 @@ enum resume_outcome {
         RESUME_UNAVAILABLE,    /* an image, but this kernel cannot resume: mapping closed, image kept */
         RESUME_CONSUMED,       /* the kernel took the image and did not restore it */
         RESUME_KEPT,           /* the kernel did not look: mapping closed, image kept */
+        RESUME_MISMATCH_KEPT,  /* a pre-handoff check failed: no handoff, mapping closed, image kept */
+        RESUME_MISMATCH_DISCARDED, /* a check failed, rd.thaw.mismatch=discard: swap ready */
 };
 
 /* The steps that need device-mapper or the kernel; tests replace them. */
@@ -57,5 +59,10 @@ struct resume_ctx {
 int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn say,
                      void *userdata);
 
-/* Run the resume decisions. Returns only if no image was restored. */
+/*
+ * Run the resume decisions. Returns only if no image was restored, after writing what happened to
+ * ROOT/run/thaw/state (a failure to write it is reported through say).
+ */
 enum resume_outcome resume_run(const struct resume_ctx *c);
+/* Short name of an outcome, as in the state file: "no-image", "mismatch-kept"… */
+const char *resume_outcome_name(enum resume_outcome o);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -31,6 +32,8 @@ static struct {
         enum kernel kernel;     /* what the kernel does with an image */
         int activate_err;       /* forced activation error, 0 = check the key */
         int make_node;          /* activation makes /dev/mapper/NAME */
+        uint64_t physpages;     /* the image's num_physpages */
+        int bad_magic;          /* the image's header page is not x86_64's */
         int said;
         char lines[16][1024];
         int levels[16];
@@ -58,6 +61,32 @@ static int said(const char *needle)
         return 0;
 }
 
+static void put64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/*
+ * An image is a well-formed uncompressed one: map page at block 1 listing blocks 2-4, the x86_64
+ * header page at block 2 (one data page, made with fx.physpages pages of memory).
+ */
+static void write_image_body(int fd)
+{
+        uint8_t map[SWSUSP_PAGE] = { 0 }, info[SWSUSP_PAGE] = { 0 };
+
+        put64(map, 2);
+        put64(map + 8, 3);
+        put64(map + 16, 4);
+        put64(info + 24, fx.bad_magic ? 0 : 0x23456789ABCDEF02ULL);
+        put64(info + 400, fx.physpages);
+        put64(info + 416, 1);
+        put64(info + 424, 3);
+        put64(info + 432, 3 * SWSUSP_PAGE);
+        assert_int_equal(pwrite(fd, map, sizeof(map), SWSUSP_PAGE), SWSUSP_PAGE);
+        assert_int_equal(pwrite(fd, info, sizeof(info), 2 * SWSUSP_PAGE), SWSUSP_PAGE);
+}
+
 static void write_header(const char *rel, enum header h, uint64_t at)
 {
         uint8_t page[SWSUSP_PAGE] = { 0 };
@@ -70,6 +99,7 @@ static void write_header(const char *rel, enum header h, uint64_t at)
                 memcpy(page + 4076, "SWAPSPACE2", 10);
                 memcpy(page + 4086, "S1SUSPEND\0", 10);
                 page[4064] = 1;
+                page[4072] = 2; /* SF_NOCOMPRESS_MODE */
         }
         ft_parents(rel);
         ft_abs(path, sizeof(path), rel);
@@ -77,6 +107,8 @@ static void write_header(const char *rel, enum header h, uint64_t at)
         assert_true(fd >= 0);
         assert_int_equal(ftruncate(fd, 64 * SWSUSP_PAGE), 0);
         assert_int_equal(pwrite(fd, page, sizeof(page), (off_t)(at * SWSUSP_PAGE)), SWSUSP_PAGE);
+        if (h == HDR_IMAGE)
+                write_image_body(fd);
         close(fd);
 }
 
@@ -151,6 +183,7 @@ static int setup(void **state)
                 return -1;
         memset(&fx, 0, sizeof(fx));
         fx.make_node = 1;
+        fx.physpages = 196478;
         write_header("/dev/vdb", HDR_OTHER, 0); /* 256 KiB of zeros: no LUKS2 header */
         ft_puts("/keys/good", GOOD);
         ft_puts("/keys/bad", "fedcba9876543210fedcba9876543210");
@@ -552,6 +585,117 @@ static void test_custom_name(void **state)
         assert_string_equal(last(), "no hibernation image on /dev/mapper/cswap: boot continues, swap ready");
 }
 
+/* The checks pass: the image goes to the kernel, and the line says what was compared. */
+static void test_checks_pass(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        ft_puts("/proc/zoneinfo", "Node 0, zone DMA32\n        present  196478\n");
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_CONSUMED);
+        assert_true(said("image checks passed in "));
+        assert_true(said(" ms: 3 pages, none, made with 767 MiB (as here), e820 checksum 00000000 (not "
+                         "checked)"));
+        assert_int_equal(fx.handoffs, 1);
+        assert_string_equal(ft_read("/run/thaw/state"), "outcome=consumed\nreason=\n"
+                            "device=/dev/mapper/thaw-swap\nmessage=kernel did not resume the image on "
+                            "/dev/mapper/thaw-swap (it was consumed; see kernel log): boot continues, swap "
+                            "ready\n");
+}
+
+/* rd.thaw.mismatch=keep (the default): no handoff, the mapping closed, the image as it was. */
+static void test_mismatch_keep(void **state)
+{
+        static const char *const cmdlines[] = {
+                "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good",
+                "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=keep",
+        };
+        const char *why = "not resuming the image on /dev/mapper/thaw-swap: image was made with 767 MiB of "
+                          "memory, this machine has 1023 MiB: boot it with 767 MiB to resume; image kept, "
+                          "mapping closed, boot continues without resume (rd.thaw.mismatch=discard gives "
+                          "the swap back)";
+        char want[1200];
+
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES; /* it would, if it were asked: it must not be */
+        ft_puts("/proc/zoneinfo", "        present  3998\n        present  258016\n");
+        for (size_t i = 0; i < 2; i++) {
+                fx.said = fx.deactivations = 0;
+                assert_int_equal(run(cmdlines[i], &fake_ops), RESUME_MISMATCH_KEPT);
+                assert_string_equal(last(), why);
+                assert_int_equal(fx.levels[fx.said - 1], LOG_WARNING);
+                assert_int_equal(fx.handoffs, 0);
+                assert_int_equal(fx.deactivations, 1);
+                assert_false(ft_exists("/dev/mapper/thaw-swap"));
+                assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+                snprintf(want, sizeof(want), "outcome=mismatch-kept\nreason=memory\n"
+                         "device=/dev/mapper/thaw-swap\nmessage=%s\n", why);
+                assert_string_equal(ft_read("/run/thaw/state"), want);
+        }
+}
+
+/* A damaged image is kept the same way, with the defect named. */
+static void test_mismatch_malformed(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        fx.bad_magic = 1;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_MISMATCH_KEPT);
+        assert_non_null(strstr(last(), "not resuming the image on /dev/mapper/thaw-swap: the image is "
+                                       "damaged: the image header is not an x86_64 restore record (magic "
+                                       "0); image kept"));
+        assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(fx.deactivations, 1);
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "reason=malformed\n"));
+}
+
+/* rd.thaw.mismatch=discard: the swap signature comes back as the kernel would write it; swap ready. */
+static void test_mismatch_discard(void **state)
+{
+        struct swsusp_header h;
+        char path[PATH_MAX];
+
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        ft_puts("/proc/zoneinfo", "        present  262014\n");
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=discard",
+                             &fake_ops), RESUME_MISMATCH_DISCARDED);
+        assert_string_equal(last(), "not resuming the image on /dev/mapper/thaw-swap: image was made with "
+                                    "767 MiB of memory, this machine has 1023 MiB: boot it with 767 MiB to "
+                                    "resume; rd.thaw.mismatch=discard: image discarded, boot continues, swap "
+                                    "ready");
+        assert_int_equal(fx.handoffs + fx.deactivations, 0);
+        ft_abs(path, sizeof(path), "/dev/mapper/thaw-swap");
+        assert_int_equal(swsusp_read(path, 0, &h), 0);
+        assert_int_equal(h.kind, SWSUSP_SWAP);
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "outcome=mismatch-discarded\nreason=memory\n"));
+}
+
+static void test_mismatch_bad_value(void **state)
+{
+        (void)state;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=yes",
+                             &fake_ops), RESUME_NO_IMAGE);
+        assert_true(said("ignoring 1 bad kernel argument(s), the first: \"rd.thaw.mismatch=yes\""));
+}
+
+/* Every outcome leaves a state file, not only the image ones. */
+static void test_state_without_image(void **state)
+{
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good noresume", &fake_ops),
+                         RESUME_NORESUME);
+        assert_string_equal(ft_read("/run/thaw/state"), "outcome=noresume\nreason=\ndevice=/dev/vdb\n"
+                            "message=noresume given: not unlocking /dev/vdb; any hibernation image on it is "
+                            "left untouched\n");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -578,6 +722,12 @@ int main(void)
                 T(test_handoff_fails_keeps_image),
                 T(test_mapping_never_appears),
                 T(test_custom_name),
+                T(test_checks_pass),
+                T(test_mismatch_keep),
+                T(test_mismatch_malformed),
+                T(test_mismatch_discard),
+                T(test_mismatch_bad_value),
+                T(test_state_without_image),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Reads a hibernation image's structure: header page, swap-map chain, swsusp_info page. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define IMAGE_PAGE 4096
+#define IMAGE_MAP_ENTRIES 511                 /* u64 block numbers per swap_map_page, then next */
+#define IMAGE_X86_64_MAGIC 0x23456789ABCDEF02ULL /* RESTORE_MAGIC of the x86_64 restore record */
+#define IMAGE_PAGES_MAX (UINT64_C(1) << 32)   /* 16 TiB of 4 KiB pages: more is not an image */
+
+/* SF_* flags of the header page (kernel/power/power.h) */
+#define IMAGE_SF_PLATFORM 0x01
+#define IMAGE_SF_NOCOMPRESS 0x02
+#define IMAGE_SF_CRC32 0x04
+#define IMAGE_SF_HW_SIG 0x08
+#define IMAGE_SF_LZ4 0x10
+
+/* What is wrong with the image itself, first found first; IMAGE_OK if nothing. */
+enum image_defect {
+        IMAGE_OK,
+        IMAGE_NOT_IMAGE,    /* no S1SUSPEND over SWAPSPACE2 */
+        IMAGE_BAD_BLOCK,    /* header, map or data block 0 or past the device's end */
+        IMAGE_CHAIN_LOOP,   /* a map page is reached twice */
+        IMAGE_CHAIN_LONG,   /* more map pages than the image can need */
+        IMAGE_TRUNCATED,    /* fewer data pages than the image needs */
+        IMAGE_BAD_MAGIC,    /* not an x86_64 restore record */
+        IMAGE_BAD_COUNTS,   /* pages, image_pages and size disagree */
+};
+
+struct image_info {
+        /* header page */
+        uint32_t flags, crc32, hw_sig;
+        uint64_t image;         /* first map page */
+        /* the chain */
+        uint64_t map_pages;     /* map pages followed */
+        uint64_t entries;       /* data pages they list (stream pages on disk, info page included) */
+        uint64_t device_pages;  /* size of the device or file, in pages */
+        /* swsusp_info page */
+        uint64_t magic;
+        uint32_t e820_crc;
+        uint64_t num_physpages, image_pages, pages, size;
+        /* the verdict on the structure, and a sentence for people */
+        enum image_defect defect;
+        char why[256];
+};
+
+/*
+ * Read the image whose header is at page offset of fd. Returns 0 with out->defect saying what, if
+ * anything, is wrong with it (IMAGE_NOT_IMAGE when there is none), or a negative errno when the
+ * device cannot be read (out untouched then). Reads at most a bounded number of pages.
+ */
+int image_read_fd(int fd, uint64_t offset, struct image_info *out);
+int image_read(const char *path, uint64_t offset, struct image_info *out);
+
+/* "lzo", "lz4" or "none". */
+const char *image_compression(uint32_t flags);
+/* CRC32 (IEEE, reflected, as zlib's crc32()); crc 0 to start. */
+uint32_t image_crc32(uint32_t crc, const void *data, size_t len);
+/* Mark the header at page offset as plain swap again (orig_sig into sig), as the kernel does. */
+int image_unmark(const char *path, uint64_t offset);

@@ -10,7 +10,7 @@ VERSION   := 0.1.0
 
 B        ?= build
 CC       ?= cc
-PKGS     := libcryptsetup libkeyutils json-c blkid
+PKGS     := libcryptsetup libkeyutils json-c blkid zlib
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -Iresume -Icrypto -DTHAW_VERSION='"$(VERSION)"' \
@@ -31,6 +31,9 @@ $(B)/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# kconfig.c embeds kernel/thaw.config (.incbin, a path relative to this directory).
+$(B)/obj/resume/kconfig.o: kernel/thaw.config
+
 $(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 	$(AR) rcs $@ $^
 
@@ -38,11 +41,11 @@ $(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # Unit tests link against an ASan/UBSan build of the library.
-$(B)/asan/%: %.c $(LIB_SRC) $(wildcard resume/*.h crypto/*.h test/unit/*.h)
+$(B)/asan/%: %.c $(LIB_SRC) $(wildcard resume/*.h crypto/*.h test/unit/*.h) kernel/thaw.config
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -Itest/unit -o $@ $< $(LIB_SRC) $(LDLIBS) $(shell pkg-config --libs cmocka)
 
-$(B)/asan/thaw: $(PROG_SRC) $(LIB_SRC) $(wildcard resume/*.h crypto/*.h)
+$(B)/asan/thaw: $(PROG_SRC) $(LIB_SRC) $(wildcard resume/*.h crypto/*.h) kernel/thaw.config
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -o $@ $(PROG_SRC) $(LIB_SRC) $(LDLIBS)
 

@@ -12,3 +12,4 @@ enum cmd_status {
 enum cmd_status cmd_resume(int argc, char **argv);
 enum cmd_status cmd_setup(int argc, char **argv);
 enum cmd_status cmd_hibernate(int argc, char **argv);
+enum cmd_status cmd_doctor(int argc, char **argv);

@@ -15,6 +15,7 @@ static const struct {
         { "setup", cmd_setup, "format a device as LUKS2 encrypted swap for hibernation" },
         { "resume", cmd_resume, "(initramfs) unlock the swap, hand a hibernation image to the kernel" },
         { "hibernate", cmd_hibernate, "check that the next boot can resume, then hibernate" },
+        { "doctor", cmd_doctor, "check the kernel's config and /sys/power for what thaw needs" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

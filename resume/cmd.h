@@ -13,3 +13,5 @@ enum cmd_status cmd_resume(int argc, char **argv);
 enum cmd_status cmd_setup(int argc, char **argv);
 enum cmd_status cmd_hibernate(int argc, char **argv);
 enum cmd_status cmd_doctor(int argc, char **argv);
+enum cmd_status cmd_inspect(int argc, char **argv);
+enum cmd_status cmd_status(int argc, char **argv);

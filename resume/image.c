@@ -205,6 +205,11 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                                " after %" PRIu64 " map pages", block, in->map_pages);
                         goto out;
                 }
+                if (in->map_pages >= cap) {
+                        defect(in, IMAGE_CHAIN_LONG, "the swap-map chain is longer than the image "
+                               "can need (more than %" PRIu64 " map pages)", cap);
+                        goto out;
+                }
                 in->map_pages++;
                 for (size_t k = 0; k < IMAGE_MAP_ENTRIES && !ended; k++) {
                         uint64_t e = le64(page + 8 * k);
@@ -227,11 +232,6 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                         defect(in, IMAGE_BAD_BLOCK, "map page %" PRIu64 " points to block %" PRIu64
                                ", outside the device (%" PRIu64 " blocks)", in->map_pages, block,
                                in->device_pages);
-                        goto out;
-                }
-                if (in->map_pages >= cap) {
-                        defect(in, IMAGE_CHAIN_LONG, "the swap-map chain is longer than the image "
-                               "can need (%" PRIu64 " map pages)", in->map_pages);
                         goto out;
                 }
                 r = read_block(fd, block, page);

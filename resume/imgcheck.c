@@ -22,7 +22,7 @@ static void fail(struct imgcheck *c, enum imgcheck_result r, const char *fmt, ..
 
 unsigned long long imgcheck_mib(unsigned long long pages)
 {
-        return (pages * 4096 + (1ULL << 19)) >> 20;
+        return (pages * 4096 + (1ULL << 20) - 1) >> 20;
 }
 
 static int kernel_has_lz4_images(const struct machine_info *m)

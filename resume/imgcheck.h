@@ -29,5 +29,5 @@ void imgcheck_run(const struct image_info *img, const struct machine_info *m, bo
                   struct imgcheck *out);
 /* Short name for state files and JSON: "ok", "malformed", "flags", "lz4", "hw-sig", "memory", "e820". */
 const char *imgcheck_name(enum imgcheck_result r);
-/* Memory of n pages in MiB, rounded to the nearest. */
+/* Memory of n pages in MiB, rounded up: present pages fall a little short of the RAM size. */
 unsigned long long imgcheck_mib(unsigned long long pages);

@@ -15,6 +15,8 @@ static const struct {
         { "setup", cmd_setup, "format a device as LUKS2 encrypted swap for hibernation" },
         { "resume", cmd_resume, "(initramfs) unlock the swap, hand a hibernation image to the kernel" },
         { "hibernate", cmd_hibernate, "check that the next boot can resume, then hibernate" },
+        { "inspect", cmd_inspect, "describe a hibernation image; can this machine resume it?" },
+        { "status", cmd_status, "what thaw resume did with the image at this boot" },
         { "doctor", cmd_doctor, "check the kernel's config and /sys/power for what thaw needs" },
 };
 

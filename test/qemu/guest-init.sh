@@ -127,6 +127,11 @@ cold)
 	swapon /dev/mapper/thaw-swap
 	say "swapon exit $?"
 	grep -q '^/dev/' /proc/swaps && say "swap active: $(grep '^/dev/' /proc/swaps | tr -s ' \t' ' ')"
+	# What thaw doctor says about this kernel (Debian's), with the swap on.
+	thaw doctor > /tmp/doctor 2>&1
+	rc=$?
+	sed 's/^/THAW-TEST: doctor: /' /tmp/doctor
+	say "doctor exit $rc"
 	# More than the guest's free memory: part of it has to go to the encrypted swap and back.
 	start_workload "$mib"
 	say "swap used $(swap_used_kib) KiB"
@@ -134,12 +139,14 @@ cold)
 	;;
 inspect)
 	mapping_state
+	thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
 	# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
 	# say the image is still there without resuming it.
 	if cryptsetup open --readonly --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
 		--keyfile-size 32 /dev/vdb thaw-inspect; then
 		sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
 		say "image signature: $sig"
+		thaw inspect /dev/mapper/thaw-inspect 2>&1 | sed 's/^/THAW-TEST: inspect: /'
 		cryptsetup close thaw-inspect
 	else
 		say "inspect: cannot open /dev/vdb with the real key"

@@ -595,7 +595,7 @@ static void test_checks_pass(void **state)
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
                          RESUME_CONSUMED);
         assert_true(said("image checks passed in "));
-        assert_true(said(" ms: 3 pages, none, made with 767 MiB (as here), e820 checksum 00000000 (not "
+        assert_true(said(" ms: 3 pages, none, made with 768 MiB (as here), e820 checksum 00000000 (not "
                          "checked)"));
         assert_int_equal(fx.handoffs, 1);
         assert_string_equal(ft_read("/run/thaw/state"), "outcome=consumed\nreason=\n"
@@ -611,8 +611,8 @@ static void test_mismatch_keep(void **state)
                 "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good",
                 "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=keep",
         };
-        const char *why = "not resuming the image on /dev/mapper/thaw-swap: image was made with 767 MiB of "
-                          "memory, this machine has 1023 MiB: boot it with 767 MiB to resume; image kept, "
+        const char *why = "not resuming the image on /dev/mapper/thaw-swap: image was made with 768 MiB of "
+                          "memory, this machine has 1024 MiB: boot it with 768 MiB to resume; image kept, "
                           "mapping closed, boot continues without resume (rd.thaw.mismatch=discard gives "
                           "the swap back)";
         char want[1200];
@@ -666,7 +666,7 @@ static void test_mismatch_discard(void **state)
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=discard",
                              &fake_ops), RESUME_MISMATCH_DISCARDED);
         assert_string_equal(last(), "not resuming the image on /dev/mapper/thaw-swap: image was made with "
-                                    "767 MiB of memory, this machine has 1023 MiB: boot it with 767 MiB to "
+                                    "768 MiB of memory, this machine has 1024 MiB: boot it with 768 MiB to "
                                     "resume; rd.thaw.mismatch=discard: image discarded, boot continues, swap "
                                     "ready");
         assert_int_equal(fx.handoffs + fx.deactivations, 0);

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* thaw inspect: what a hibernation image holds and whether this machine can resume it. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+#include "cmd.h"
+#include "image.h"
+#include "imgcheck.h"
+#include "inspect.h"
+#include "machine.h"
+#include "resume.h"
+#include "util.h"
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: thaw inspect DEV|FILE [--offset N] [--json] [--root DIR]\n\n"
+                   "Describe the hibernation image on DEV (the opened mapping, or a copy of it) and say\n"
+                   "whether this machine's kernel would resume it, and why not. Exit status 0 if it would,\n"
+                   "1 if not or if there is no image.\n\n"
+                   "  --offset N   the image header's page (resume_offset=); default 0\n"
+                   "  --json       print JSON instead of text\n"
+                   "  --root DIR   prefix for /proc and /sys (tests)\n"
+                   "  -h, --help   show this help\n");
+}
+
+static void print_text(const char *dev, uint64_t offset, const struct image_info *img,
+                       const struct machine_info *m, const struct imgcheck *c)
+{
+        char flags[96];
+
+        inspect_flag_names(img->flags, flags, sizeof(flags));
+        printf("%s: hibernation image at offset %" PRIu64 "\n", dev, offset);
+        printf("  flags:          %#" PRIx32 " (%s)\n", img->flags, flags);
+        printf("  compression:    %s\n", image_compression(img->flags));
+        printf("  pages:          %" PRIu64 " (%" PRIu64 " data), %llu MiB uncompressed\n", img->pages,
+               img->image_pages, imgcheck_mib(img->pages));
+        printf("  stored:         %" PRIu64 " pages listed by %" PRIu64 " map pages\n", img->entries,
+               img->map_pages);
+        printf("  memory:         made with %llu MiB (%" PRIu64 " pages)", imgcheck_mib(img->num_physpages),
+               img->num_physpages);
+        if (m->have_mem)
+                printf(", this machine has %llu MiB (%" PRIu64 " pages)", imgcheck_mib(m->present_pages),
+                       m->present_pages);
+        printf("\n  e820 checksum:  image %08" PRIx32 ", this machine ", img->e820_crc);
+        if (m->have_e820)
+                printf("%08" PRIx32 " (%u entries)\n", m->e820_crc, m->e820_entries);
+        else
+                printf("unknown\n");
+        if (img->flags & IMAGE_SF_HW_SIG)
+                printf("  hw signature:   %08" PRIx32 "\n", img->hw_sig);
+        printf("  kernel:         %s\n", *m->release ? m->release : "unknown");
+        printf("  structure:      %s\n", img->why);
+        printf("  resumable here: %s%s%s\n", c->result == IMGCHECK_OK ? "yes" : "no: ",
+               c->result == IMGCHECK_OK ? "" : c->why, "");
+}
+
+static enum cmd_status inspect(const char *root, const char *dev, uint64_t offset, bool json)
+{
+        struct thaw_args args;
+        struct machine_info m;
+        struct image_info img;
+        struct imgcheck c;
+        int r;
+
+        r = image_read(dev, offset, &img);
+        if (r < 0) {
+                fprintf(stderr, "thaw inspect: cannot read %s at offset %" PRIu64 ": %s\n", dev, offset,
+                        strerror(-r));
+                return CMD_FAILED;
+        }
+        if (img.defect == IMAGE_NOT_IMAGE) {
+                if (json)
+                        printf("{ \"image\": null, \"resumable\": false, \"reason\": \"%s\" }\n", img.why);
+                else
+                        printf("%s: %s at offset %" PRIu64 "\n", dev, img.why, offset);
+                return CMD_FAILED;
+        }
+        resume_load_args(root, NULL, &args, NULL, NULL); /* acpi_sleep=s4_hwsig */
+        machine_read(root, &m);
+        imgcheck_run(&img, &m, args.s4_hwsig, &c);
+        if (json) {
+                struct json_object *o = inspect_json(&img, &m, &c);
+
+                if (!o) {
+                        fprintf(stderr, "thaw inspect: out of memory\n");
+                        return CMD_FAILED;
+                }
+                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+                json_object_put(o);
+        } else {
+                print_text(dev, offset, &img, &m, &c);
+        }
+        return c.result == IMGCHECK_OK ? CMD_OK : CMD_FAILED;
+}
+
+enum cmd_status cmd_inspect(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "offset", required_argument, NULL, 'o' },
+                { "json", no_argument, NULL, 'j' },
+                { "root", required_argument, NULL, 'r' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        const char *root = "";
+        uint64_t offset = 0;
+        bool json = false;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'o':
+                        if (util_parse_u64(optarg, ARGS_OFFSET_MAX, &offset) < 0) {
+                                fprintf(stderr, "thaw inspect: --offset %s is not a page number\n", optarg);
+                                return CMD_USAGE;
+                        }
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                case 'r':
+                        root = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return CMD_OK;
+                default:
+                        usage(stderr);
+                        return CMD_USAGE;
+                }
+        }
+        if (optind + 1 != argc) {
+                usage(stderr);
+                return CMD_USAGE;
+        }
+        return inspect(root, argv[optind], offset, json);
+}

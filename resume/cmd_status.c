@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* thaw status: what thaw resume did at this boot, from /run/thaw/state, in words. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "state.h"
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: thaw status [--root DIR]\n\n"
+                   "Say what thaw resume did with the hibernation image at this boot (from %s).\n\n"
+                   "  --root DIR   prefix for /run (tests)\n"
+                   "  -h, --help   show this help\n", STATE_PATH);
+}
+
+static const char *summary(const char *outcome)
+{
+        static const struct {
+                const char *outcome, *words;
+        } table[] = {
+                { "mismatch-kept", "an image this machine cannot resume was kept; the swap is not in use" },
+                { "mismatch-discarded", "an image this machine cannot resume was discarded "
+                                        "(rd.thaw.mismatch=discard); the swap is ready" },
+                { "no-image", "there was no image; the swap is ready" },
+                { "consumed", "the kernel took the image but did not restore it; the swap is ready" },
+                { "kept", "the kernel did not look at the image; it was kept" },
+                { "unavailable", "hibernation is unavailable on this boot; the image was kept" },
+                { "offset-mismatch", "resume_offset= does not point at the image; it was kept" },
+                { "noresume", "resume was turned off on the command line; nothing was unlocked" },
+                { "disabled", "thaw was turned off (rd.thaw=0)" },
+                { "no-key", "no key source unlocked the device; any image on it was kept" },
+                { "no-key-source", "no key source is configured; any image was kept" },
+        };
+
+        for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+                if (strcmp(outcome, table[i].outcome) == 0)
+                        return table[i].words;
+        return "no resume";
+}
+
+enum cmd_status cmd_status(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "root", required_argument, NULL, 'r' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        const char *root = "";
+        struct state s;
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'r':
+                        root = optarg;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        return CMD_OK;
+                default:
+                        usage(stderr);
+                        return CMD_USAGE;
+                }
+        }
+        if (optind < argc) {
+                usage(stderr);
+                return CMD_USAGE;
+        }
+        r = state_read(root, &s);
+        if (r < 0) {
+                printf("thaw resume left no record at this boot (%s: %s): it did not run, or the "
+                       "system was resumed from an image\n", STATE_PATH, strerror(-r));
+                return CMD_FAILED;
+        }
+        printf("At boot, thaw resume: %s.\n", summary(s.outcome));
+        if (*s.device)
+                printf("Device: %s\n", s.device);
+        if (*s.reason)
+                printf("Failed check: %s\n", s.reason);
+        printf("Details: %s\n", s.message);
+        return CMD_OK;
+}

@@ -1,0 +1,101 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of `thaw inspect` on a synthetic image (built here) against a fixture machine, and of
+# `thaw status` reading a state file.
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+img=$tmp/swap.img
+mkdir -p "$root/proc/sys/kernel" "$root/run/thaw"
+echo 6.1.0-57-amd64 > "$root/proc/sys/kernel/osrelease"
+printf 'Node 0, zone DMA32\n        present  196478\n' > "$root/proc/zoneinfo"
+echo "root=/dev/vda" > "$root/proc/cmdline"
+
+# put64 OFFSET VALUE: a little-endian u64 into the image.
+put64() {
+        v=$2 i=0 s=""
+        while [ $i -lt 8 ]; do
+                s="$s\\0$(printf '%03o' $((v & 255)))"
+                v=$((v >> 8))
+                i=$((i + 1))
+        done
+        printf '%b' "$s" | dd of="$img" bs=1 seek="$1" conv=notrunc 2> /dev/null
+}
+puts() { printf '%s' "$2" | dd of="$img" bs=1 seek="$1" conv=notrunc 2> /dev/null; }
+
+# Header at page 0, map page at 1 listing 2..4, x86_64 header page at 2: uncompressed, 1 data page.
+truncate -s 64K "$img"
+put64 4064 1
+put64 4072 2 # flags is a u32: the signatures after it overwrite the upper half
+puts 4076 SWAPSPACE2
+puts 4086 S1SUSPEND
+put64 4096 2
+put64 4104 3
+put64 4112 4
+put64 $((8192 + 24)) $((0x23456789ABCDEF02))
+put64 $((8192 + 32)) $((0x1a2b3c4d))
+put64 $((8192 + 400)) 196478
+put64 $((8192 + 416)) 1
+put64 $((8192 + 424)) 3
+put64 $((8192 + 432)) 12288
+
+n=0
+failed=0
+check() {
+        n=$((n + 1))
+        if grep -qF -- "$2" "$tmp/out"; then
+                echo "ok $n - $1"
+        else
+                echo "not ok $n - $1: no \"$2\" in:"
+                sed 's/^/#   /' "$tmp/out"
+                failed=$((failed + 1))
+        fi
+}
+status() {
+        n=$((n + 1))
+        if [ "$2" -eq "$3" ]; then echo "ok $n - $1"; else echo "not ok $n - $1: exit $2, not $3"; failed=$((failed + 1)); fi
+}
+
+"$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
+status "inspect: resumable image exits 0" $? 0
+check "inspect: flags" "flags:          0x2 (nocompress)"
+check "inspect: memory" "memory:         made with 768 MiB (196478 pages), this machine has 768 MiB"
+check "inspect: e820 unknown without memmap" "e820 checksum:  image 1a2b3c4d, this machine unknown"
+check "inspect: verdict" "resumable here: yes"
+
+printf 'Node 0, zone DMA32\n        present  262014\n' > "$root/proc/zoneinfo"
+"$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
+status "inspect: memory mismatch exits 1" $? 1
+check "inspect: says why" "resumable here: no: image was made with 768 MiB of memory, this machine has 1024 MiB"
+
+"$THAW" inspect --json --root "$root" "$img" > "$tmp/out" 2>&1
+check "inspect --json: resumable" '"resumable":false'
+check "inspect --json: check" '"check":"memory"'
+check "inspect --json: image memory" '"num_physpages":196478'
+check "inspect --json: compression" '"compression":"none"'
+
+put64 $((4096 + 4088)) 1
+"$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
+check "inspect: a looping chain is named" "the swap-map chain loops back to block 1 after 1 map pages"
+
+"$THAW" inspect --root "$root" --offset 1 "$img" > "$tmp/out" 2>&1
+status "inspect: no image at offset 1 exits 1" $? 1
+check "inspect: no image" "no hibernation image (neither swap nor a hibernation image) at offset 1"
+
+"$THAW" status --root "$root" > "$tmp/out" 2>&1
+status "status: no state file exits 1" $? 1
+check "status: says so" "thaw resume left no record at this boot"
+printf 'outcome=mismatch-kept\nreason=memory\ndevice=/dev/mapper/thaw-swap\nmessage=not resuming: why\n' \
+        > "$root/run/thaw/state"
+"$THAW" status --root "$root" > "$tmp/out" 2>&1
+status "status: exits 0" $? 0
+check "status: in words" "At boot, thaw resume: an image this machine cannot resume was kept; the swap is not in use."
+check "status: the check" "Failed check: memory"
+check "status: the message" "Details: not resuming: why"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -168,6 +168,8 @@ tq_build_rootfs() {
         install -D -m 0644 "$m" "$tree/lib/modules/$TQ_KVER/${m#"$(tq_kmoddir)"/}"
     done
     cp "$(tq_kmoddir)"/modules.{order,builtin,builtin.modinfo} "$tree/lib/modules/$TQ_KVER/" 2>/dev/null
+    # Where Debian keeps the config (it has no /proc/config.gz): thaw doctor reads it.
+    install -D -m 0644 "$(tq_kdir)/boot/config-$TQ_KVER" "$tree/boot/config-$TQ_KVER"
     depmod -b "$tree" "$TQ_KVER" || tq_die "depmod failed on the guest root"
     echo "thaw-guest" > "$tree/etc/hostname"
     mke2fs -q -F -t ext4 -L root -d "$tree" "$out.tmp" 256M || tq_die "mke2fs failed"

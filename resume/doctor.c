@@ -175,14 +175,16 @@ static void check_power(struct doctor_report *rep, const char *root)
         }
 
         r = util_read_text_at(root, "/sys/kernel/security/lockdown", buf, sizeof(buf));
+        if (r >= 0)
+                util_rstrip(buf);
         if (r < 0)
                 add(rep, DOCTOR_SKIP, "lockdown", "/sys/kernel/security/lockdown unreadable "
                     "(%s; securityfs not mounted, or no lockdown LSM)", strerror(-r));
         else if (strstr(buf, "[integrity]") || strstr(buf, "[confidentiality]"))
                 add(rep, DOCTOR_MISSING, "lockdown", "%s: kernel lockdown disables hibernation and resume",
-                    strtok(buf, "\n"));
+                    buf);
         else
-                add(rep, DOCTOR_OK, "lockdown", "%s", strtok(buf, "\n"));
+                add(rep, DOCTOR_OK, "lockdown", "%s", buf);
 }
 
 static void check_devices(struct doctor_report *rep, const char *root)

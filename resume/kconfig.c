@@ -48,7 +48,8 @@ static int parse_option(const char *line, struct kconfig_want *w)
         const char *eq = strchr(line, '=');
         size_t n = eq ? (size_t)(eq - line) : 0;
 
-        if (!eq || n >= sizeof(w->name) || (strcmp(eq + 1, "y") && strcmp(eq + 1, "m")))
+        if (!eq || n <= strlen("CONFIG_") || n >= sizeof(w->name) ||
+            (strcmp(eq + 1, "y") && strcmp(eq + 1, "m")))
                 return -EINVAL;
         for (size_t i = strlen("CONFIG_"); i < n; i++)
                 if (!((line[i] >= 'A' && line[i] <= 'Z') || (line[i] >= '0' && line[i] <= '9') ||

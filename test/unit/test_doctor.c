@@ -87,6 +87,7 @@ static void test_fragment_errors(void **state)
         assert_int_equal(kconfig_parse_fragment("# a\n# @since six\nCONFIG_A=y\n", w, 2), -EINVAL);
         assert_int_equal(kconfig_parse_fragment("CONFIG_a-b=y\n", w, 2), -EINVAL);
         assert_int_equal(kconfig_parse_fragment("junk\n", w, 2), -EINVAL);
+        assert_int_equal(kconfig_parse_fragment("CONFIG_=y\n", w, 2), -EINVAL);
         assert_int_equal(kconfig_parse_fragment("CONFIG_A=y\nCONFIG_B=m\nCONFIG_C=y\n", w, 2), -E2BIG);
         /* A blank line ends a comment block: B gets no why from A's comment. */
         assert_int_equal(kconfig_parse_fragment("# why A\n# @optional\nCONFIG_A=y\n\n# header\n\nCONFIG_B=m",
@@ -219,6 +220,11 @@ static void test_bare_system(void **state)
         assert_int_equal(item(&rep, "swap")->state, DOCTOR_MISSING);
         assert_int_equal(item(&rep, "fw_cfg")->state, DOCTOR_OPTIONAL);
         assert_int_equal(item(&rep, "lockdown")->state, DOCTOR_SKIP);
+
+        /* An empty lockdown file says nothing against hibernation. */
+        ft_puts("/sys/kernel/security/lockdown", "");
+        assert_int_equal(doctor_run(ft_root, NULL, &rep), 3);
+        assert_int_equal(item(&rep, "lockdown")->state, DOCTOR_OK);
 }
 
 /* A built-in-only option found as a module is missing; another fragment can be given. */

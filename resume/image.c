@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Reads a hibernation image's structure: header page, swap-map chain, swsusp_info page. */
 #include "image.h"
+#include "bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,20 +23,6 @@
 #define CHUNK_PAGES 32 /* uncompressed pages per compressed chunk */
 #define CHUNK_DISK 35  /* pages a chunk can take on disk, worst case (facts 1.6) */
 #define SET_SLOTS_MAX ((size_t)1 << 20) /* 8 MiB for the visited set: map pages of a 1 TiB image */
-
-static uint64_t le64(const uint8_t *p)
-{
-        uint64_t v = 0;
-
-        for (int i = 7; i >= 0; i--)
-                v = (v << 8) | p[i];
-        return v;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static uint64_t div_up(uint64_t a, uint64_t b)
 {
@@ -152,12 +139,12 @@ static int in_device(const struct image_info *in, uint64_t b)
 /* The swsusp_info page: always uncompressed, stream entry 0. */
 static int check_info(struct image_info *in, const uint8_t *p)
 {
-        in->magic = le64(p + 24);
-        in->e820_crc = (uint32_t)le64(p + 32);
-        in->num_physpages = le64(p + 400);
-        in->image_pages = le64(p + 416);
-        in->pages = le64(p + 424);
-        in->size = le64(p + 432);
+        in->magic = bytes_le64(p + 24);
+        in->e820_crc = (uint32_t)bytes_le64(p + 32);
+        in->num_physpages = bytes_le64(p + 400);
+        in->image_pages = bytes_le64(p + 416);
+        in->pages = bytes_le64(p + 424);
+        in->size = bytes_le64(p + 432);
         if (in->magic != IMAGE_X86_64_MAGIC)
                 return defect(in, IMAGE_BAD_MAGIC, "the image header is not an x86_64 restore record "
                               "(magic %#" PRIx64 ")", in->magic);
@@ -212,7 +199,7 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                 }
                 in->map_pages++;
                 for (size_t k = 0; k < IMAGE_MAP_ENTRIES && !ended; k++) {
-                        uint64_t e = le64(page + 8 * k);
+                        uint64_t e = bytes_le64(page + 8 * k);
 
                         if (e == 0) {
                                 ended = 1;
@@ -225,7 +212,7 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                                 in->entries++;
                         }
                 }
-                block = le64(page + NEXT_OFF);
+                block = bytes_le64(page + NEXT_OFF);
                 if (block == 0)
                         break;
                 if (!in_device(in, block)) {
@@ -268,15 +255,15 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return defect(in, IMAGE_NOT_IMAGE, "no hibernation image (%s)", swsusp_kind_name(h.kind));
         in->flags = h.flags;
         in->image = h.image;
-        in->crc32 = le32(page + CRC32_OFF);
-        in->hw_sig = le32(page + HW_SIG_OFF);
+        in->crc32 = bytes_le32(page + CRC32_OFF);
+        in->hw_sig = bytes_le32(page + HW_SIG_OFF);
         if (!in_device(in, in->image) || in->image == offset)
                 return defect(in, IMAGE_BAD_BLOCK, "the first map page is at block %" PRIu64 ", outside "
                               "the device (%" PRIu64 " blocks)", in->image, in->device_pages);
         r = read_block(fd, in->image, page);
         if (r < 0)
                 return r;
-        info = le64(page);
+        info = bytes_le64(page);
         if (!in_device(in, info))
                 return defect(in, IMAGE_BAD_BLOCK, "the image header page is at block %" PRIu64
                               ", outside the device (%" PRIu64 " blocks)", info, in->device_pages);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What the running machine's kernel will compare a hibernation image against, read from ROOT. */
 #include "machine.h"
+#include "bytes.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -162,12 +163,6 @@ static int read_hex(const char *root, const char *rel, uint64_t *out)
         return 0;
 }
 
-static void put_le(uint8_t *p, uint64_t v, int bytes)
-{
-        for (int i = 0; i < bytes; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* One memmap entry as the kernel's packed struct e820_entry. -ENOENT past the last one. */
 static int e820_entry(const char *root, unsigned i, uint8_t *out)
 {
@@ -193,9 +188,9 @@ static int e820_entry(const char *root, unsigned i, uint8_t *out)
         if (t == 0 || end < start)
                 return -EINVAL;
         /* memmap's end is inclusive (firmware_map_add_early(addr, addr + size - 1, …)). */
-        put_le(out, start, 8);
-        put_le(out + 8, end - start + 1, 8);
-        put_le(out + 16, t, 4);
+        bytes_put_le(out, start, 8);
+        bytes_put_le(out + 8, end - start + 1, 8);
+        bytes_put_le(out + 16, t, 4);
         return 0;
 }
 
@@ -214,7 +209,7 @@ static void read_e820(const char *root, struct machine_info *m)
         while (n < MACHINE_E820_MAX && (r = e820_entry(root, n, table + 4 + E820_ENTRY * n)) == 0)
                 n++;
         if (n > 0 && n < MACHINE_E820_MAX && r == -ENOENT) {
-                put_le(table, n, 4);
+                bytes_put_le(table, n, 4);
                 m->have_e820 = true;
                 m->e820_entries = n;
                 m->e820_crc = image_crc32(0, table, 4 + (size_t)E820_ENTRY * n);

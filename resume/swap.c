@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Our own mkswap: a version 1 swap header on a device or file. */
 #include "swap.h"
+#include "bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,12 +20,6 @@
 #define NR_BADPAGES_OFF (INFO_OFF + 8)
 #define UUID_OFF (INFO_OFF + 12)
 #define LABEL_OFF (INFO_OFF + 28)
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-        for (int i = 0; i < 4; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static int write_all(int fd, const uint8_t *buf, size_t len)
 {
@@ -90,9 +85,9 @@ int swap_write_header(const char *path, const char *label, char *uuid, size_t uu
         }
         if (pages - 1 > UINT32_MAX)
                 pages = (uint64_t)UINT32_MAX + 1; /* last_page is 32 bits; the kernel caps anyway */
-        put_le32(page + VERSION_OFF, 1);
-        put_le32(page + LAST_PAGE_OFF, (uint32_t)(pages - 1));
-        put_le32(page + NR_BADPAGES_OFF, 0);
+        bytes_put_le(page + VERSION_OFF, 1, 4);
+        bytes_put_le(page + LAST_PAGE_OFF, (uint32_t)(pages - 1), 4);
+        bytes_put_le(page + NR_BADPAGES_OFF, 0, 4);
         memcpy(page + UUID_OFF, id, sizeof(id));
         if (label)
                 memcpy(page + LABEL_OFF, label, strlen(label));

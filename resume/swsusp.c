@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The first page of a swap area: a hibernation image header, a plain swap header, or neither. */
 #include "swsusp.h"
+#include "bytes.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,20 +11,6 @@
 
 static const char sig_image[SWSUSP_SIG_LEN] = "S1SUSPEND"; /* with its NUL: 10 bytes compared */
 static const char sig_swap[SWSUSP_SIG_LEN] = { 'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2' };
-
-static uint64_t le64(const uint8_t *p)
-{
-        uint64_t v = 0;
-
-        for (int i = 7; i >= 0; i--)
-                v = (v << 8) | p[i];
-        return v;
-}
-
-static uint32_t le32(const uint8_t *p)
-{
-        return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out)
 {
@@ -36,8 +23,8 @@ int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out)
         } else if (memcmp(page + SWSUSP_SIG_OFF, sig_image, SWSUSP_SIG_LEN) == 0 &&
                    memcmp(page + SWSUSP_ORIG_SIG_OFF, sig_swap, SWSUSP_SIG_LEN) == 0) {
                 h.kind = SWSUSP_IMAGE;
-                h.image = le64(page + SWSUSP_IMAGE_OFF);
-                h.flags = le32(page + SWSUSP_FLAGS_OFF);
+                h.image = bytes_le64(page + SWSUSP_IMAGE_OFF);
+                h.flags = bytes_le32(page + SWSUSP_FLAGS_OFF);
         }
         *out = h;
         return 0;

@@ -40,14 +40,22 @@ $(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 $(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# Unit tests link against an ASan/UBSan build of the library.
-$(B)/asan/%: %.c $(LIB_SRC) $(wildcard resume/*.h crypto/*.h test/unit/*.h) kernel/thaw.config
+# Unit tests and the host tests' thaw link against an ASan/UBSan build of the library, built once.
+$(B)/asan/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -Itest/unit -o $@ $< $(LIB_SRC) $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
 
-$(B)/asan/thaw: $(PROG_SRC) $(LIB_SRC) $(wildcard resume/*.h crypto/*.h) kernel/thaw.config
+$(B)/asan/obj/resume/kconfig.o: kernel/thaw.config
+
+$(B)/asan/libthaw.a: $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
+	$(AR) rcs $@ $^
+
+$(B)/asan/test/unit/%: test/unit/%.c $(B)/asan/libthaw.a $(wildcard test/unit/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -o $@ $(PROG_SRC) $(LIB_SRC) $(LDLIBS)
+	$(CC) $(CFLAGS) $(SAN) -Itest/unit -o $@ $< $(B)/asan/libthaw.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+$(B)/asan/thaw: $(PROG_SRC:%.c=$(B)/asan/obj/%.o) $(B)/asan/libthaw.a
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
 
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Internal interface of key providers: one table entry per key source type. */
 #pragma once
+#include <stddef.h>
 #include <stdint.h>
 #include "secret.h"
 
@@ -14,6 +15,10 @@ struct key_provider {
 
 extern const struct key_provider key_fwcfg_provider;
 extern const struct key_provider key_keyfile_provider;
+extern const struct key_provider key_smbios_provider;
 
 /* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
 int keysrc_read_path(const char *path, struct secret **out);
+
+/* The credential name (text or base64 binary form) in one raw SMBIOS type 11 structure (tests). */
+int smbios_find_credential(const uint8_t *raw, size_t len, const char *name, struct secret **out);

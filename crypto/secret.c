@@ -23,12 +23,13 @@ static size_t secret_map_size(const struct secret *s)
         return page_round(sizeof(*s) + s->cap);
 }
 
-int secret_new(size_t cap, struct secret **out)
+/* A locked mapping of cap bytes, cap up to max: keys stay small, scratch input may be larger. */
+static int secret_new_max(size_t cap, size_t max, struct secret **out)
 {
         struct secret *s;
         size_t size;
 
-        if (!out || cap == 0 || cap > SECRET_MAX)
+        if (!out || cap == 0 || cap > max)
                 return -EINVAL;
         size = page_round(sizeof(*s) + cap);
         s = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -49,6 +50,11 @@ int secret_new(size_t cap, struct secret **out)
         s->data = (uint8_t *)(s + 1);
         *out = s;
         return 0;
+}
+
+int secret_new(size_t cap, struct secret **out)
+{
+        return secret_new_max(cap, SECRET_MAX, out);
 }
 
 static int fill_random(uint8_t *buf, size_t len)
@@ -148,12 +154,17 @@ static int read_all(int fd, struct secret *s)
 
 int secret_read_fd(int fd, struct secret **out)
 {
+        return secret_read_fd_cap(fd, SECRET_MAX, out);
+}
+
+int secret_read_fd_cap(int fd, size_t cap, struct secret **out)
+{
         struct secret *s = NULL;
         int r;
 
         if (fd < 0 || !out)
                 return -EINVAL;
-        r = secret_new(SECRET_MAX, &s);
+        r = secret_new_max(cap, SECRET_SCRATCH_MAX, &s);
         if (r < 0)
                 return r;
         r = read_all(fd, s);

@@ -12,6 +12,8 @@ struct secret {
 };
 
 #define SECRET_MAX 4096 /* no key source may deliver more than this */
+/* Input that holds a key among other bytes (an SMBIOS entry with an encoded credential). */
+#define SECRET_SCRATCH_MAX 65536
 
 int secret_new(size_t cap, struct secret **out);            /* -ENOMEM, -EINVAL */
 int secret_random(size_t len, struct secret **out);         /* getrandom() filled */
@@ -20,6 +22,8 @@ void secret_freep(struct secret **s);                       /* for __attribute__
 int secret_equal(const struct secret *a, const struct secret *b); /* constant time, 1 = equal */
 /* Read fd to its end into a new secret: -ENODATA empty, -EMSGSIZE more than SECRET_MAX bytes. */
 int secret_read_fd(int fd, struct secret **out);
+/* The same with a cap up to SECRET_SCRATCH_MAX, for scratch input that is parsed and then freed. */
+int secret_read_fd_cap(int fd, size_t cap, struct secret **out);
 /*
  * Make this process non-dumpable and without core files: key copies we do not own (libcryptsetup
  * keeps its own) must not land in a core dump or be readable through /proc/PID/mem. 0 or -errno.

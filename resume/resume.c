@@ -175,6 +175,8 @@ static const char *reason(int r)
                 return "empty";
         case -EMSGSIZE:
                 return "too large";
+        case -EBADMSG:
+                return "malformed";
         default:
                 return strerror(-r);
         }

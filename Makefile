@@ -10,7 +10,7 @@ VERSION   := 0.1.0
 
 B        ?= build
 CC       ?= cc
-PKGS     := libcryptsetup libkeyutils json-c blkid zlib
+PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -Iresume -Icrypto -DTHAW_VERSION='"$(VERSION)"' \

@@ -29,19 +29,6 @@ static uint64_t div_up(uint64_t a, uint64_t b)
         return a / b + (a % b != 0);
 }
 
-uint32_t image_crc32(uint32_t crc, const void *data, size_t len)
-{
-        const uint8_t *p = data;
-
-        crc = ~crc;
-        while (len--) {
-                crc ^= *p++;
-                for (int k = 0; k < 8; k++)
-                        crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1)));
-        }
-        return ~crc;
-}
-
 const char *image_compression(uint32_t flags)
 {
         if (flags & IMAGE_SF_NOCOMPRESS)

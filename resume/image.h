@@ -56,7 +56,5 @@ int image_read(const char *path, uint64_t offset, struct image_info *out);
 
 /* "lzo", "lz4" or "none". */
 const char *image_compression(uint32_t flags);
-/* CRC32 (IEEE, reflected, as zlib's crc32()); crc 0 to start. */
-uint32_t image_crc32(uint32_t crc, const void *data, size_t len);
 /* Mark the header at page offset as plain swap again (orig_sig into sig), as the kernel does. */
 int image_unmark(const char *path, uint64_t offset);

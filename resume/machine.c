@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "image.h"
 #include "util.h"
@@ -212,7 +213,7 @@ static void read_e820(const char *root, struct machine_info *m)
                 bytes_put_le(table, n, 4);
                 m->have_e820 = true;
                 m->e820_entries = n;
-                m->e820_crc = image_crc32(0, table, 4 + (size_t)E820_ENTRY * n);
+                m->e820_crc = (uint32_t)crc32_z(0, table, 4 + (size_t)E820_ENTRY * n);
         }
         free(table);
 }

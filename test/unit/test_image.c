@@ -417,13 +417,6 @@ static void test_unmark(void **state)
         assert_int_equal(image_unmark(path, 0), -ENOMSG); /* once only */
 }
 
-static void test_crc32(void **state)
-{
-        (void)state;
-        assert_int_equal(image_crc32(0, "123456789", 9), 0xcbf43926);
-        assert_int_equal(image_crc32(image_crc32(0, "1234", 4), "56789", 5), 0xcbf43926);
-}
-
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, ft_setup, ft_teardown)
@@ -434,7 +427,6 @@ int main(void)
                 T(test_machine),       T(test_machine_unknown), T(test_check_good),
                 T(test_check_flags),   T(test_check_hw_sig),  T(test_check_memory),
                 T(test_check_e820),    T(test_check_malformed), T(test_unmark),
-                T(test_crc32),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -57,8 +57,10 @@ modprobe -q qemu_fw_cfg
 modprobe -q dm_crypt
 kmsg_thaw
 
+# thaw.setupkey= names the key source chain setup enrolls (default: the fw_cfg key).
 setup() {
-	thaw setup --device /dev/vdb --key fwcfg:opt/thaw/key --yes
+	setupkey=$(arg thaw.setupkey)
+	thaw setup --device /dev/vdb --key "${setupkey:-fwcfg:opt/thaw/key}" --yes
 	rc=$?
 	say "setup exit $rc"
 	[ "$rc" -eq 0 ] || fail "thaw setup failed"

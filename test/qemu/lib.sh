@@ -285,9 +285,14 @@ tq_boot_checked() {
 }
 TQ_TIMES=()
 
+# The file given to the guest as fw_cfg opt/thaw/key by the two boots below; a scenario whose key
+# comes from elsewhere sets it to $TQ_WORK/wrong-key, so fw_cfg cannot be what unlocked the device.
+TQ_FWCFG_KEY=${TQ_FWCFG_KEY:-}
+
 # Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
+# tq_hibernate_boot NAME [EXTRA-CMDLINE...]
 tq_hibernate_boot() {
-    tq_boot_checked "$1" hibernate "$TQ_WORK/key"
+    tq_boot_checked "$1" hibernate "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "${@:2}"
     tq_check "$1: thaw setup succeeded" tq_has "$1" "THAW-TEST: setup exit 0"
     tq_check "$1: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has "$1" "THAW-TEST: workload ready"
     tq_check "$1: the kernel wrote the image" tq_has "$1" "PM: hibernation: Wrote"
@@ -299,7 +304,7 @@ tq_hibernate_boot() {
 tq_resume_boot() {
     local name=$1
     shift
-    tq_boot_checked "$name" resume "$TQ_WORK/key" "$@"
+    tq_boot_checked "$name" resume "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "$@"
     tq_check "$name: thaw handed the image to the kernel" \
         tq_has "$name" "thaw: resuming from /dev/mapper/thaw-swap"
     tq_check "$name: the kernel loaded the image" tq_has "$name" "PM: Image loading done"

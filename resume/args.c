@@ -86,6 +86,12 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
                 a->mismatch_discard = value[0] == 'd';
                 return 0;
         }
+        if (strcmp(key, "verify") == 0) {
+                if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+                        return -EINVAL;
+                a->verify = value[0] == '1';
+                return 0;
+        }
         if (strcmp(key, "offset") == 0) {
                 r = util_parse_u64(value, ARGS_OFFSET_MAX, &v);
                 if (r == 0)
@@ -111,6 +117,7 @@ static const struct {
         { "rd.thaw.name", "name" },
         { "rd.thaw.timeout", "timeout" },
         { "rd.thaw.mismatch", "mismatch" },
+        { "rd.thaw.verify", "verify" },
         { "resume_offset", "offset" },
 };
 

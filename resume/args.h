@@ -29,6 +29,7 @@ struct thaw_args {
         bool disabled;                /* rd.thaw=0 */
         bool mismatch_discard;        /* rd.thaw.mismatch=discard / mismatch=: default keep */
         bool s4_hwsig;                /* acpi_sleep=s4_hwsig: the kernel compares hardware signatures */
+        bool verify;                  /* rd.thaw.verify=1 / verify=1: decompress and CRC before handoff */
 };
 
 void args_init(struct thaw_args *a);

@@ -7,9 +7,11 @@
 #include <string.h>
 
 #include "args.h"
+#include "clock.h"
 #include "cmd.h"
 #include "image.h"
 #include "imgcheck.h"
+#include "imgverify.h"
 #include "inspect.h"
 #include "machine.h"
 #include "resume.h"
@@ -17,18 +19,20 @@
 
 static void usage(FILE *f)
 {
-        fprintf(f, "Usage: thaw inspect DEV|FILE [--offset N] [--json] [--root DIR]\n\n"
+        fprintf(f, "Usage: thaw inspect DEV|FILE [--offset N] [--json] [--verify] [--root DIR]\n\n"
                    "Describe the hibernation image on DEV (the opened mapping, or a copy of it) and say\n"
                    "whether this machine's kernel would resume it, and why not. Exit status 0 if it would,\n"
                    "1 if not or if there is no image.\n\n"
                    "  --offset N   the image header's page (resume_offset=); default 0\n"
                    "  --json       print JSON instead of text\n"
+                   "  --verify     also decompress every chunk and check the image's CRC32, as the\n"
+                   "               kernel's loader will (reads the whole image)\n"
                    "  --root DIR   prefix for /proc and /sys (tests)\n"
                    "  -h, --help   show this help\n");
 }
 
 static void print_text(const char *dev, uint64_t offset, const struct image_info *img,
-                       const struct machine_info *m, const struct imgcheck *c)
+                       const struct machine_info *m, const struct imgcheck *c, const char *verified)
 {
         char flags[96];
 
@@ -54,12 +58,51 @@ static void print_text(const char *dev, uint64_t offset, const struct image_info
                 printf("  hw signature:   %08" PRIx32 "\n", img->hw_sig);
         printf("  kernel:         %s\n", *m->release ? m->release : "unknown");
         printf("  structure:      %s\n", img->why);
+        if (*verified)
+                printf("  verified:       %s\n", verified);
         printf("  resumable here: %s%s%s\n", c->result == IMGCHECK_OK ? "yes" : "no: ",
                c->result == IMGCHECK_OK ? "" : c->why, "");
 }
 
-static enum cmd_status inspect(const char *root, const char *dev, uint64_t offset, bool json)
+/* The full verification, its verdict folded into c when everything else passed. */
+static struct json_object *verify(const char *dev, const struct image_info *img, struct imgcheck *c,
+                                  char *line, size_t size)
 {
+        int64_t t0 = clock_now_ms();
+        struct json_object *o = NULL;
+        struct imgverify v;
+        char why[sizeof(v.why) + 64];
+        int r = img->defect == IMAGE_OK ? imgverify(dev, img, &v) : -EINVAL;
+        int64_t ms = clock_now_ms() - t0;
+        bool ok = r == 0 && v.result == IMGVERIFY_OK;
+
+        if (r == -EINVAL)
+                snprintf(why, sizeof(why), "not attempted: the image's structure is damaged");
+        else if (r < 0)
+                snprintf(why, sizeof(why), "the image cannot be read (%s)", strerror(-r));
+        else
+                snprintf(why, sizeof(why), "%s", v.why);
+        if (!ok && c->result == IMGCHECK_OK) {
+                c->result = IMGCHECK_DAMAGED;
+                snprintf(c->why, sizeof(c->why), "image data is damaged: %s", why);
+        }
+        snprintf(line, size, "%s%s (%" PRId64 " ms)", ok ? "yes: " : "no: ", why, ms);
+        o = json_object_new_object();
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "ok", json_object_new_boolean(ok));
+        json_object_object_add(o, "result", json_object_new_string(why));
+        json_object_object_add(o, "chunks", r == 0 ? json_object_new_int64((int64_t)v.chunks) : NULL);
+        json_object_object_add(o, "pages", r == 0 ? json_object_new_int64((int64_t)v.pages) : NULL);
+        json_object_object_add(o, "ms", json_object_new_int64(ms));
+        return o;
+}
+
+static enum cmd_status inspect(const char *root, const char *dev, uint64_t offset, bool json,
+                               bool full)
+{
+        struct json_object *vj = NULL;
+        char verified[384] = "";
         struct thaw_args args;
         struct machine_info m;
         struct image_info img;
@@ -83,16 +126,24 @@ static enum cmd_status inspect(const char *root, const char *dev, uint64_t offse
         machine_read(root, &m);
         imgcheck_run(&img, &m, args.s4_hwsig, &c);
         if (json) {
-                struct json_object *o = inspect_json(&img, &m, &c);
+                struct json_object *o;
 
+                if (full)
+                        vj = verify(dev, &img, &c, verified, sizeof(verified));
+                o = inspect_json(&img, &m, &c);
                 if (!o) {
+                        json_object_put(vj);
                         fprintf(stderr, "thaw inspect: out of memory\n");
                         return CMD_FAILED;
                 }
+                if (full)
+                        json_object_object_add(json_object_object_get(o, "image"), "verify", vj);
                 printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
                 json_object_put(o);
         } else {
-                print_text(dev, offset, &img, &m, &c);
+                if (full)
+                        json_object_put(verify(dev, &img, &c, verified, sizeof(verified)));
+                print_text(dev, offset, &img, &m, &c, verified);
         }
         return c.result == IMGCHECK_OK ? CMD_OK : CMD_FAILED;
 }
@@ -102,13 +153,14 @@ enum cmd_status cmd_inspect(int argc, char **argv)
         static const struct option opts[] = {
                 { "offset", required_argument, NULL, 'o' },
                 { "json", no_argument, NULL, 'j' },
+                { "verify", no_argument, NULL, 'v' },
                 { "root", required_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         const char *root = "";
         uint64_t offset = 0;
-        bool json = false;
+        bool json = false, full = false;
         int c;
 
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -121,6 +173,9 @@ enum cmd_status cmd_inspect(int argc, char **argv)
                         break;
                 case 'j':
                         json = true;
+                        break;
+                case 'v':
+                        full = true;
                         break;
                 case 'r':
                         root = optarg;
@@ -137,5 +192,5 @@ enum cmd_status cmd_inspect(int argc, char **argv)
                 usage(stderr);
                 return CMD_USAGE;
         }
-        return inspect(root, argv[optind], offset, json);
+        return inspect(root, argv[optind], offset, json, full);
 }

@@ -124,6 +124,8 @@ const char *imgcheck_name(enum imgcheck_result r)
                 return "hw-sig";
         case IMGCHECK_MEMORY:
                 return "memory";
+        case IMGCHECK_DAMAGED:
+                return "damaged";
         default:
                 return "e820";
         }

@@ -14,6 +14,7 @@ enum imgcheck_result {
         IMGCHECK_HW_SIG,    /* ACPI hardware signature */
         IMGCHECK_MEMORY,    /* num_physpages differs */
         IMGCHECK_E820,      /* firmware memory map differs */
+        IMGCHECK_DAMAGED,   /* the full verification failed (imgverify), checked last */
 };
 
 struct imgcheck {
@@ -27,7 +28,8 @@ struct imgcheck {
  */
 void imgcheck_run(const struct image_info *img, const struct machine_info *m, bool s4_hwsig,
                   struct imgcheck *out);
-/* Short name for state files and JSON: "ok", "malformed", "flags", "lz4", "hw-sig", "memory", "e820". */
+/* Short name for state files and JSON: "ok", "malformed", "flags", "lz4", "hw-sig", "memory", "e820",
+ * "damaged". */
 const char *imgcheck_name(enum imgcheck_result r);
 /* Memory of n pages in MiB, rounded up: present pages fall a little short of the RAM size. */
 unsigned long long imgcheck_mib(unsigned long long pages);

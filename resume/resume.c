@@ -17,6 +17,7 @@
 #include "handoff.h"
 #include "image.h"
 #include "imgcheck.h"
+#include "imgverify.h"
 #include "luks.h"
 #include "machine.h"
 #include "power.h"
@@ -255,6 +256,26 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
+/* rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first. */
+static int verify(const struct resume_ctx *c, const char *mapper, const struct image_info *img,
+                  char *why, size_t size)
+{
+        int64_t t0 = clock_now_ms();
+        struct imgverify v;
+        int r = imgverify(mapper, img, &v);
+
+        if (r < 0 || v.result != IMGVERIFY_OK) {
+                note_reason(c, imgcheck_name(IMGCHECK_DAMAGED));
+                if (r < 0)
+                        snprintf(why, size, "image data is damaged: it cannot be read (%s)", strerror(-r));
+                else
+                        snprintf(why, size, "image data is damaged: %s", v.why);
+                return 1;
+        }
+        SAY(c, LOG_INFO, "image verified in %" PRId64 " ms: %s", clock_now_ms() - t0, v.why);
+        return 0;
+}
+
 /*
  * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
  * off, 1 (with why) if the kernel would refuse the image. Facts this machine cannot tell do not count.
@@ -280,6 +301,8 @@ static int precheck(const struct resume_ctx *c, const char *mapper, char *why, s
                 snprintf(why, size, "%s", chk.why);
                 return 1;
         }
+        if (c->args->verify && verify(c, mapper, &img, why, size))
+                return 1;
         SAY(c, LOG_INFO, "image checks passed in %" PRId64 " ms: %" PRIu64 " pages, %s, made with %llu "
             "MiB (%s), e820 checksum %08" PRIx32 " (%s)", clock_now_ms() - t0, img.pages,
             image_compression(img.flags), imgcheck_mib(img.num_physpages),

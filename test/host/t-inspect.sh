@@ -67,6 +67,13 @@ check "inspect: memory" "memory:         made with 768 MiB (196478 pages), this 
 check "inspect: e820 unknown without memmap" "e820 checksum:  image 1a2b3c4d, this machine unknown"
 check "inspect: verdict" "resumable here: yes"
 
+"$THAW" inspect --verify --root "$root" "$img" > "$tmp/out" 2>&1
+status "inspect --verify: an uncompressed image exits 0" $? 0
+check "inspect --verify: every page read, no checksum" "verified:       yes: all 2 pages read; uncompressed images carry no checksum"
+"$THAW" inspect --verify --json --root "$root" "$img" > "$tmp/out" 2>&1
+check "inspect --verify --json: verify" '"ok":true'
+check "inspect --json: first map block" '"first_map_block":1'
+
 printf 'Node 0, zone DMA32\n        present  262014\n' > "$root/proc/zoneinfo"
 "$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
 status "inspect: memory mismatch exits 1" $? 1

@@ -198,6 +198,26 @@ static void test_cmdline_caps(void **state)
         assert_int_equal(a.timeout_s, 5);
 }
 
+static void test_verify(void **state)
+{
+        struct thaw_args a;
+        char bad[128];
+
+        (void)state;
+        args_init(&a);
+        assert_false(a.verify); /* off by default */
+        assert_int_equal(args_parse_conf("verify=1\n", &a, bad, sizeof(bad)), 0);
+        assert_true(a.verify);
+        assert_int_equal(args_parse_cmdline("rd.thaw.verify=0", &a, bad, sizeof(bad)), 0);
+        assert_false(a.verify);
+        assert_int_equal(args_parse_cmdline("rd.thaw.verify=1 rd.thaw.verify=yes rd.thaw.verify", &a, bad,
+                                            sizeof(bad)), 2);
+        assert_string_equal(bad, "rd.thaw.verify=yes");
+        assert_true(a.verify);
+        assert_int_equal(args_parse_conf("verify=2\n", &a, bad, sizeof(bad)), 1);
+        assert_true(a.verify);
+}
+
 static void test_conf(void **state)
 {
         struct thaw_args a;
@@ -314,7 +334,7 @@ int main(void)
                 cmocka_unit_test(test_cmdline_quoted_value),
                 cmocka_unit_test(test_cmdline_bad_values),
                 cmocka_unit_test(test_cmdline_caps),
-                cmocka_unit_test(test_conf),
+                cmocka_unit_test(test_conf), cmocka_unit_test(test_verify),
                 cmocka_unit_test(test_conf_bad_lines),
                 cmocka_unit_test(test_cmdline_overrides_conf),
                 cmocka_unit_test_setup_teardown(test_load_args_from_root, ft_setup, ft_teardown),

@@ -34,6 +34,7 @@ static struct {
         int make_node;          /* activation makes /dev/mapper/NAME */
         uint64_t physpages;     /* the image's num_physpages */
         int bad_magic;          /* the image's header page is not x86_64's */
+        int lzo;                /* compressed (SF_CRC32_MODE), its one chunk has cmp_len 0 */
         int said;
         char lines[16][1024];
         int levels[16];
@@ -99,7 +100,7 @@ static void write_header(const char *rel, enum header h, uint64_t at)
                 memcpy(page + 4076, "SWAPSPACE2", 10);
                 memcpy(page + 4086, "S1SUSPEND\0", 10);
                 page[4064] = 1;
-                page[4072] = 2; /* SF_NOCOMPRESS_MODE */
+                page[4072] = fx.lzo ? 4 : 2; /* SF_CRC32_MODE : SF_NOCOMPRESS_MODE */
         }
         ft_parents(rel);
         ft_abs(path, sizeof(path), rel);
@@ -653,6 +654,42 @@ static void test_mismatch_malformed(void **state)
         assert_non_null(strstr(ft_read("/run/thaw/state"), "reason=malformed\n"));
 }
 
+/* rd.thaw.verify=1: a chunk the kernel's loader would refuse keeps the image, with the reason. */
+static void test_verify(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        fx.lzo = 1;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.verify=1",
+                             &fake_ops), RESUME_MISMATCH_KEPT);
+        assert_non_null(strstr(last(), "not resuming the image on /dev/mapper/thaw-swap: image data is "
+                                       "damaged: chunk 0 has an invalid compressed length (0 bytes); "
+                                       "image kept"));
+        assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(fx.deactivations, 1);
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "reason=damaged\n"));
+}
+
+/* Off by default: the same image goes to the kernel; an uncompressed one passes the verification. */
+static void test_verify_default_off(void **state)
+{
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        fx.lzo = 1;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_CONSUMED);
+        assert_false(said("image verified"));
+        fx.lzo = 0;
+        fx.said = fx.handoffs = 0;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.verify=1",
+                             &fake_ops), RESUME_CONSUMED);
+        assert_true(said("image verified in "));
+        assert_true(said("all 2 pages read; uncompressed images carry no checksum"));
+        assert_int_equal(fx.handoffs, 1);
+}
+
 /* rd.thaw.mismatch=discard: the swap signature comes back as the kernel would write it; swap ready. */
 static void test_mismatch_discard(void **state)
 {
@@ -724,7 +761,7 @@ int main(void)
                 T(test_custom_name),
                 T(test_checks_pass),
                 T(test_mismatch_keep),
-                T(test_mismatch_malformed),
+                T(test_mismatch_malformed), T(test_verify), T(test_verify_default_off),
                 T(test_mismatch_discard),
                 T(test_mismatch_bad_value),
                 T(test_state_without_image),

@@ -16,9 +16,15 @@ struct key_provider {
 extern const struct key_provider key_fwcfg_provider;
 extern const struct key_provider key_keyfile_provider;
 extern const struct key_provider key_smbios_provider;
+extern const struct key_provider key_drive_provider;
 
 /* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
 int keysrc_read_path(const char *path, struct secret **out);
 
 /* The credential name (text or base64 binary form) in one raw SMBIOS type 11 structure (tests). */
 int smbios_find_credential(const uint8_t *raw, size_t len, const char *name, struct secret **out);
+
+/* "LABEL:/PATH" into its label and path; -EINVAL unless both are well formed (tests). */
+int drive_split(const char *arg, char *label, size_t lsize, char *path, size_t psize);
+/* mnt + path, resolved, into out; -EACCES if it resolves outside mnt, -ENOENT if absent (tests). */
+int drive_key_path(const char *mnt, const char *path, char *out, size_t size);

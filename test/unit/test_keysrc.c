@@ -98,6 +98,10 @@ static void test_parse_valid(void **state)
         assert_int_equal(c.src[0].type, KEYSRC_SMBIOS);
         assert_string_equal(c.src[0].arg, "thaw-key");
         assert_string_equal(keysrc_type_name(KEYSRC_SMBIOS), "smbios");
+        assert_int_equal(keychain_parse("drive:config-2:/openstack/thaw.key,smbios:k", &c), 0);
+        assert_int_equal(c.src[0].type, KEYSRC_DRIVE);
+        assert_string_equal(c.src[0].arg, "config-2:/openstack/thaw.key");
+        assert_string_equal(keysrc_type_name(KEYSRC_DRIVE), "drive");
         assert_null(keysrc_type_name(KEYSRC__MAX));
 }
 
@@ -110,7 +114,11 @@ static void test_parse_invalid(void **state)
                 "fwcfg:opt/0123456789012345678901234567890123456789012345678901", /* 56 chars */
                 "keyfile:relative", "keyfile:/a/../etc/shadow", "keyfile:/..", "keyfile:/a b",
                 "keyfile:/a\tb", "smbios:", "smbios:a,b", "smbios:a=b", "smbios:a/b", "smbios:a b",
-                "smbios:..", "smbios:.",
+                "smbios:..", "smbios:.", "drive:", "drive:CIDATA", "drive:CIDATA:", "drive::/k",
+                "drive:CIDATA:/", "drive:CIDATA:k", "drive:CI DATA:/k", "drive:CI/DATA:/k",
+                "drive:CIDATA:/a/../k", "drive:CIDATA:/..", "drive:CIDATA:/./k", "drive:CIDATA:/a//k",
+                "drive:CIDATA:/a/", "drive:CIDATA:/a:b", "drive:CIDATA:/a b",
+                "drive:012345678901234567890123456789012:/k", /* 33 characters */
         };
         struct keychain c = { .n = 42 };
         char many[KEYCHAIN_SPEC_MAX];
@@ -159,6 +167,15 @@ static void fetch_one(const char *spec, int64_t wait_ms, int expect, struct secr
 
         assert_int_equal(keysrc_parse(spec, &s), 0);
         assert_int_equal(keysrc_fetch(&s, root, clock_now_ms() + wait_ms, out), expect);
+}
+
+/* Any error will do (not root: EPERM; root: the file is no block device), but an error. */
+static void keysrc_fetch_expect_fail(const char *spec, struct secret **out)
+{
+        struct keysrc s;
+
+        assert_int_equal(keysrc_parse(spec, &s), 0);
+        assert_true(keysrc_fetch(&s, root, clock_now_ms() + 1000, out) < 0);
 }
 
 static void test_fwcfg(void **state)
@@ -418,6 +435,72 @@ static void test_smbios_missing_is_bounded(void **state)
         assert_null(k);
 }
 
+static void test_drive_split(void **state)
+{
+        char label[33] = "x", path[KEYSRC_ARG_MAX] = "y";
+
+        (void)state;
+        assert_int_equal(drive_split("CIDATA:/thaw/key", label, sizeof(label), path, sizeof(path)), 0);
+        assert_string_equal(label, "CIDATA");
+        assert_string_equal(path, "/thaw/key");
+        assert_int_equal(drive_split("01234567890123456789012345678901:/k.bin", label, sizeof(label), path,
+                                     sizeof(path)), 0);
+        assert_string_equal(label, "01234567890123456789012345678901");
+        assert_int_equal(drive_split("CIDATA:/a/..b/.c", label, sizeof(label), path, sizeof(path)), 0);
+        assert_string_equal(path, "/a/..b/.c"); /* names that merely start with dots are names */
+        assert_int_equal(drive_split("CIDATA:/thaw/key", label, 6, path, sizeof(path)), -EINVAL);
+        assert_int_equal(drive_split("C:/k", label, sizeof(label), path, 2), -EINVAL);
+}
+
+/* The key path is resolved on the mounted drive and must stay on it. */
+static void test_drive_key_path(void **state)
+{
+        char mnt[PATH_MAX], out[PATH_MAX] = "untouched", want[PATH_MAX];
+
+        (void)state;
+        put("mnt/thaw/key", "k", 1);
+        put("o/outside", "o", 1);
+        mkdirs("mnt/dir");
+        snprintf(mnt, sizeof(mnt), "%s/mnt", root);
+        assert_int_equal(symlink("../o/outside", strcat(strcpy(want, mnt), "/up")), 0);
+        assert_int_equal(symlink("/etc/passwd", strcat(strcpy(want, mnt), "/abs")), 0);
+        assert_int_equal(symlink("thaw/key", strcat(strcpy(want, mnt), "/inside")), 0);
+        assert_int_equal(drive_key_path(mnt, "/up", out, sizeof(out)), -EACCES);
+        assert_int_equal(drive_key_path(mnt, "/abs", out, sizeof(out)), -EACCES);
+        assert_int_equal(drive_key_path(mnt, "/none", out, sizeof(out)), -ENOENT);
+        assert_int_equal(drive_key_path(mnt, "/thaw/key/x", out, sizeof(out)), -ENOENT);
+        assert_string_equal(out, "untouched");
+        assert_int_equal(drive_key_path(mnt, "/inside", out, sizeof(out)), 0);
+        assert_string_equal(out, strcat(strcpy(want, mnt), "/thaw/key"));
+        assert_int_equal(drive_key_path(mnt, "/thaw/key", out, sizeof(out)), 0);
+        assert_string_equal(out, want);
+        assert_int_equal(drive_key_path(mnt, "/thaw/key", out, 4), -ENAMETOOLONG);
+}
+
+/* No drive with the label: the wait is bounded. One that is no file system: an error, and the
+ * temporary mount point is gone again on that path too. */
+static void test_drive_fetch_errors(void **state)
+{
+        struct secret *k = NULL;
+        char dev[PATH_MAX], run[PATH_MAX], cmd[2 * PATH_MAX + 64];
+        int64_t start = clock_now_ms(), took;
+
+        (void)state;
+        fetch_one("drive:NOSUCHLABEL:/thaw/key", 300, -ENODEV, &k);
+        took = clock_now_ms() - start;
+        assert_true(took >= 300 && took < 1500);
+        put("dev/fake", "not a file system", 17);
+        mkdirs("run");
+        mkdirs("dev/disk/by-label");
+        snprintf(dev, sizeof(dev), "%s/dev/disk/by-label/FAKE", root);
+        assert_int_equal(symlink("../../fake", dev), 0);
+        keysrc_fetch_expect_fail("drive:FAKE:/thaw/key", &k);
+        assert_null(k);
+        snprintf(run, sizeof(run), "%s/run/thaw", root);
+        snprintf(cmd, sizeof(cmd), "test -d '%s' && test -z \"$(ls -A '%s')\"", run, run);
+        assert_int_equal(system(cmd), 0); /* no drive-XXXXXX left behind */
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -436,6 +519,9 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_smbios_bad_values, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_smbios_parser, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_smbios_missing_is_bounded, setup, teardown),
+                cmocka_unit_test(test_drive_split),
+                cmocka_unit_test_setup_teardown(test_drive_key_path, setup, teardown),
+                cmocka_unit_test_setup_teardown(test_drive_fetch_errors, setup, teardown),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -10,7 +10,7 @@ VERSION   := 0.1.0
 
 B        ?= build
 CC       ?= cc
-PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4
+PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4 libcurl
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -Iresume -Icrypto -DTHAW_VERSION='"$(VERSION)"' \
@@ -59,6 +59,35 @@ $(B)/asan/thaw: $(PROG_SRC:%.c=$(B)/asan/obj/%.o) $(B)/asan/libthaw.a
 
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
 
+# libFuzzer harnesses (test/fuzz/): clang, the library built with coverage and ASan/UBSan.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := $(filter-out -Werror -O2,$(CFLAGS)) -O1 -fno-omit-frame-pointer
+FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args
+
+$(B)/fuzz/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+$(B)/fuzz/obj/resume/kconfig.o: kernel/thaw.config
+
+$(B)/fuzz/libthaw.a: $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
+	$(AR) rcs $@ $^
+
+$(B)/fuzz/%: test/fuzz/%.c $(B)/fuzz/libthaw.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(B)/fuzz/libthaw.a $(LDLIBS)
+
+fuzz: $(FUZZ_BIN)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_OUT=$(B)/fuzz/out test/fuzz/run.sh $(FUZZ_BIN)
+
+# A short run inside make check, when clang can link libFuzzer here.
+fuzz-brief:
+	@if printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' \
+		| $(FUZZ_CC) -fsanitize=fuzzer -x c -o /dev/null - 2> /dev/null; then \
+		$(MAKE) --no-print-directory $(FUZZ_BIN) && \
+		FUZZ_RUNS=20000 FUZZ_OUT=$(B)/fuzz/out test/fuzz/run.sh $(FUZZ_BIN); \
+	else echo "fuzz: skipped, $(FUZZ_CC) cannot link libFuzzer"; fi
+
 deps:
 	test/deps.sh
 
@@ -68,6 +97,7 @@ check: all $(UNIT_BIN) $(B)/asan/thaw
 	THAW=$(B)/asan/thaw test/host/run.sh
 	test/kernel/t-check-tree.sh
 	test/lint.sh
+	$(MAKE) --no-print-directory fuzz-brief
 
 # QEMU scenarios: make check-qemu [ONLY=name]
 check-qemu: all
@@ -90,4 +120,4 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install clean
+.PHONY: all deps check check-qemu test demo install clean fuzz fuzz-brief

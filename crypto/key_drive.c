@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Key provider "drive:LABEL:PATH": a key file on a config drive (ISO 9660 or vfat) found by label. */
+#include <blkid.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -104,32 +105,38 @@ static int find_device(const char *root, const char *label, int64_t deadline_ms,
         }
 }
 
-/* Mount dev read-only on the fresh directory mnt as ISO 9660 or vfat. */
-static int mount_drive(const char *dev, const char *mnt)
+/* The file system type on dev, as libblkid sees it: only ISO 9660 and vfat are config drives. */
+static int drive_type(const char *dev, char *type, size_t size)
 {
-        static const char *const types[] = { "iso9660", "vfat" };
-        int r = -EINVAL;
+        blkid_probe pr = blkid_new_probe_from_filename(dev);
+        const char *v = NULL;
+        int r = -EMEDIUMTYPE;
 
-        for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
-                if (mount(dev, mnt, types[i], DRIVE_MS, NULL) == 0)
-                        return 0;
-                r = -errno;
-                /* Only "not this file system" makes the next type worth a try. */
-                if (r != -EINVAL && r != -ENODEV)
-                        return r;
+        if (!pr)
+                return errno ? -errno : -EIO;
+        blkid_probe_enable_superblocks(pr, 1);
+        blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+        if (blkid_do_safeprobe(pr) == 0 && blkid_probe_lookup_value(pr, "TYPE", &v, NULL) == 0 &&
+            (strcmp(v, "iso9660") == 0 || strcmp(v, "vfat") == 0) && strlen(v) < size) {
+                strcpy(type, v);
+                r = 0;
         }
-        return r == -EINVAL ? -EMEDIUMTYPE : r;
+        blkid_free_probe(pr);
+        return r;
 }
 
 static int drive_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
 {
         char label[DRIVE_LABEL_MAX + 1], path[KEYSRC_ARG_MAX], dev[PATH_MAX], mnt[PATH_MAX], key[PATH_MAX];
+        char type[16];
         int n, r;
 
         r = drive_split(arg, label, sizeof(label), path, sizeof(path));
         if (r < 0)
                 return r;
         r = find_device(root, label, deadline_ms, dev, sizeof(dev));
+        if (r == 0)
+                r = drive_type(dev, type, sizeof(type));
         if (r < 0)
                 return r;
         n = snprintf(mnt, sizeof(mnt), "%s" DRIVE_MNT_DIR, root);
@@ -141,7 +148,7 @@ static int drive_fetch(const char *arg, const char *root, int64_t deadline_ms, s
         strcat(mnt, "/drive-XXXXXX");
         if (!mkdtemp(mnt))
                 return -errno;
-        r = mount_drive(dev, mnt);
+        r = mount(dev, mnt, type, DRIVE_MS, NULL) < 0 ? -errno : 0;
         if (r == 0) {
                 r = drive_key_path(mnt, path, key, sizeof(key));
                 if (r == 0)

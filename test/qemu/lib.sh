@@ -91,9 +91,10 @@ tq_build_workload() {
     fi
 }
 
-# Kernel modules the guest needs beyond the initramfs' own: dm-crypt, its ciphers, fw_cfg.
+# Kernel modules the guest needs beyond the initramfs' own: dm-crypt, its ciphers, fw_cfg, and the
+# file systems (with their code pages) of a config drive.
 TQ_MODULES="dm_mod dm_crypt xts ecb cbc aesni_intel af_alg algif_skcipher algif_hash qemu_fw_cfg
-virtio_blk virtio_pci ext4"
+virtio_blk virtio_pci ext4 isofs vfat nls_cp437 nls_ascii nls_utf8"
 
 # TQ_EXTRA_DRACUT_MODULES: directories of further dracut modules (tests of the harness itself).
 tq_build_initramfs() {

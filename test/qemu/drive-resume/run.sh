@@ -1,0 +1,28 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# drive-resume: the key reaches the guest only as a file on a vfat config drive labelled CIDATA
+# (a third, read-only virtio disk; fw_cfg holds a wrong key); thaw setup enrolls
+# drive:CIDATA:/thaw/key, the boot after the hibernation mounts the drive read-only, reads the key,
+# unmounts it again and resumes with nothing lost.
+set -u
+# shellcheck source=test/qemu/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+for tool in mkfs.vfat mmd mcopy; do
+    command -v "$tool" > /dev/null || tq_skip "$tool missing (make deps)"
+done
+tq_prepare
+tq_workdir drive-resume
+drive=$TQ_WORK/cidata.img
+mkfs.vfat -C -n CIDATA "$drive" 1440 > /dev/null || tq_die "mkfs.vfat failed"
+mmd -i "$drive" ::/thaw || tq_die "mmd failed"
+mcopy -i "$drive" "$TQ_WORK/key" ::/thaw/key || tq_die "mcopy failed"
+TQ_QEMU_EXTRA=(-drive "file=$drive,if=virtio,format=raw,readonly=on")
+TQ_FWCFG_KEY=$TQ_WORK/wrong-key
+src=drive:CIDATA:/thaw/key
+
+tq_hibernate_boot hibernate "thaw.setupkey=$src" "rd.thaw.key=$src"
+tq_check "hibernate: setup enrolled $src" tq_lacks hibernate "cannot read the key from"
+tq_resume_boot resume "rd.thaw.key=$src"
+tq_check "resume: unlocked with $src" tq_has resume "with $src"
+tq_finish

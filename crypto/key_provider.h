@@ -17,6 +17,7 @@ extern const struct key_provider key_fwcfg_provider;
 extern const struct key_provider key_keyfile_provider;
 extern const struct key_provider key_smbios_provider;
 extern const struct key_provider key_drive_provider;
+extern const struct key_provider key_imds_provider;
 
 /* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
 int keysrc_read_path(const char *path, struct secret **out);
@@ -28,3 +29,9 @@ int smbios_find_credential(const uint8_t *raw, size_t len, const char *name, str
 int drive_split(const char *arg, char *label, size_t lsize, char *path, size_t psize);
 /* mnt + path, resolved, into out; -EACCES if it resolves outside mnt, -ENOENT if absent (tests). */
 int drive_key_path(const char *mnt, const char *path, char *out, size_t size);
+
+/*
+ * Let imds: sources use base ("http://HOST[:PORT]", no path) instead of the link-local metadata
+ * address. For tests and explicit administrator choice only; the boot never calls it. 0 or -EINVAL.
+ */
+int imds_allow_base(const char *base);

@@ -15,6 +15,7 @@ static const struct key_provider *const providers[KEYSRC__MAX] = {
         [KEYSRC_KEYFILE] = &key_keyfile_provider,
         [KEYSRC_SMBIOS] = &key_smbios_provider,
         [KEYSRC_DRIVE] = &key_drive_provider,
+        [KEYSRC_IMDS] = &key_imds_provider,
 };
 
 const char *keysrc_type_name(enum keysrc_type t)

@@ -11,7 +11,8 @@ enum keysrc_type {
         KEYSRC_KEYFILE, /* keyfile:PATH -> ROOT/PATH */
         KEYSRC_SMBIOS,  /* smbios:NAME  -> io.systemd.credential[.binary]:NAME= in ROOT/sys/firmware/dmi/entries/11-* */
         KEYSRC_DRIVE,   /* drive:LABEL:PATH -> PATH on the ISO 9660 or vfat file system labelled LABEL */
-        /* later: KEYSRC_TPM2, KEYSRC_IMDS, KEYSRC_PASSPHRASE */
+        KEYSRC_IMDS,    /* imds:aws|gcp|azure[+b64]:PATH -> http://169.254.169.254/PATH */
+        /* later: KEYSRC_TPM2, KEYSRC_PASSPHRASE */
         KEYSRC__MAX,
 };
 
@@ -43,6 +44,7 @@ const char *keysrc_type_name(enum keysrc_type t);     /* "fwcfg", "keyfile", …
  * late (fw_cfg module loading). Returns 0 and *out, or: -ENOENT absent at deadline, -EMSGSIZE larger
  * than SECRET_MAX, -ENODATA empty, -EBADMSG present but malformed (bad base64), -ENODEV no drive
  * with that label at deadline, -EMEDIUMTYPE a drive neither ISO 9660 nor vfat, -EACCES a path
- * leading off the drive, other -errno from I/O. *out untouched on failure.
+ * leading off the drive or a metadata service refusing the request, -ETIMEDOUT, -ECONNREFUSED
+ * a service not reachable, -EPROTO a bad answer, other -errno from I/O. *out untouched on failure.
  */
 int keysrc_fetch(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out);

@@ -57,6 +57,11 @@ int secret_new(size_t cap, struct secret **out)
         return secret_new_max(cap, SECRET_MAX, out);
 }
 
+int secret_new_scratch(size_t cap, struct secret **out)
+{
+        return secret_new_max(cap, SECRET_SCRATCH_MAX, out);
+}
+
 static int fill_random(uint8_t *buf, size_t len)
 {
         size_t done = 0;

@@ -16,6 +16,8 @@ struct secret {
 #define SECRET_SCRATCH_MAX 65536
 
 int secret_new(size_t cap, struct secret **out);            /* -ENOMEM, -EINVAL */
+/* The same for scratch input holding a key among other bytes: cap up to SECRET_SCRATCH_MAX. */
+int secret_new_scratch(size_t cap, struct secret **out);
 int secret_random(size_t len, struct secret **out);         /* getrandom() filled */
 void secret_free(struct secret *s);                         /* NULL ok; wipes first */
 void secret_freep(struct secret **s);                       /* for __attribute__((cleanup)) */

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# A fake instance metadata service on 127.0.0.1 for the imds: key source tests (AWS IMDSv2, GCP,
+# Azure, and misbehaviour). Usage: imds-server.py PORTFILE LIFETIME_S. Writes its port to PORTFILE
+# and exits by itself after LIFETIME_S seconds, whatever happens to the test that started it.
+import http.server
+import os
+import sys
+import threading
+import time
+
+TOKEN = "AQAEAFakeToken-thaw=="
+KEY = bytes(range(32))
+B64 = b"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def reply(self, code, body=b"", headers=()):
+        self.send_response(code)
+        for k, v in headers:
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_PUT(self):
+        if self.path != "/latest/api/token":
+            return self.reply(405)
+        if not self.headers.get("X-aws-ec2-metadata-token-ttl-seconds", "").isdigit():
+            return self.reply(400)
+        self.reply(200, TOKEN.encode())
+
+    def do_GET(self):
+        p = self.path
+        if p.startswith("/latest/"):
+            if self.headers.get("X-aws-ec2-metadata-token") != TOKEN:
+                return self.reply(401)
+            p = p[len("/latest"):]
+        elif p.startswith("/computeMetadata/"):
+            if self.headers.get("Metadata-Flavor") != "Google":
+                return self.reply(403)
+            p = p[len("/computeMetadata"):]
+        elif p.startswith("/metadata/"):
+            if self.headers.get("Metadata") != "true":
+                return self.reply(400)
+            p = p[len("/metadata"):]
+        else:
+            return self.reply(404)
+        if p == "/raw":
+            return self.reply(200, KEY)
+        if p == "/b64":
+            return self.reply(200, B64)
+        if p == "/badb64":
+            return self.reply(200, b"not base64!")
+        if p == "/big":
+            return self.reply(200, b"k" * 6000)  # more than any key, even in base64
+        if p == "/big64":
+            return self.reply(200, b"k" * 5464)  # valid base64 of 4098 bytes
+        if p == "/slow":
+            time.sleep(4)
+            return self.reply(200, KEY)
+        if p == "/redirect":
+            return self.reply(302, b"", [("Location", "/latest/raw")])
+        self.reply(404)
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    tmp = sys.argv[1] + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(tmp, sys.argv[1])
+    threading.Timer(float(sys.argv[2]), server.shutdown).start()
+    server.serve_forever()
+
+
+main()

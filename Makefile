@@ -10,11 +10,13 @@ VERSION   := 0.1.0
 
 B        ?= build
 CC       ?= cc
-PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4 libcurl
+PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4
+# Only the header: the imds: key source loads libcurl with dlopen() when it is used.
+DLPKGS   := libcurl
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_GNU_SOURCE $(WARN) -Iresume -Icrypto -DTHAW_VERSION='"$(VERSION)"' \
-            $(shell pkg-config --cflags $(PKGS))
+            $(shell pkg-config --cflags $(PKGS) $(DLPKGS))
 ifeq ($(CI),true)
 CFLAGS   += -Werror
 endif

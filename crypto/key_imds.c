@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Key provider "imds:FLAVOR[+b64]:PATH": a key from a cloud's instance metadata service over HTTP. */
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,47 @@
 #define IMDS_AWS_TTL "60"        /* the token is used once, right away */
 /* A base64 body of a SECRET_MAX key, with a line end. */
 #define IMDS_BODY_MAX ((SECRET_MAX + 2) / 3 * 4 + 2)
+
+/*
+ * libcurl is loaded when an imds: source is used, not linked: its TLS and protocol libraries would
+ * otherwise weigh on every initramfs, which has no network unless an imds: source asks for one.
+ */
+static struct {
+        CURL *(*easy_init)(void);
+        CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+        CURLcode (*easy_perform)(CURL *);
+        CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+        void (*easy_cleanup)(CURL *);
+        struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+        void (*slist_free_all)(struct curl_slist *);
+} cu;
+
+/* 0 once libcurl is loaded, -ENOPKG if it is not installed (an initramfs without it). */
+static int curl_load(void)
+{
+        static void *lib;
+        void *l;
+
+        if (lib)
+                return 0;
+        l = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+        if (!l)
+                return -ENOPKG;
+        *(void **)&cu.easy_init = dlsym(l, "curl_easy_init");
+        *(void **)&cu.easy_setopt = dlsym(l, "curl_easy_setopt");
+        *(void **)&cu.easy_perform = dlsym(l, "curl_easy_perform");
+        *(void **)&cu.easy_getinfo = dlsym(l, "curl_easy_getinfo");
+        *(void **)&cu.easy_cleanup = dlsym(l, "curl_easy_cleanup");
+        *(void **)&cu.slist_append = dlsym(l, "curl_slist_append");
+        *(void **)&cu.slist_free_all = dlsym(l, "curl_slist_free_all");
+        if (!cu.easy_init || !cu.easy_setopt || !cu.easy_perform || !cu.easy_getinfo || !cu.easy_cleanup ||
+            !cu.slist_append || !cu.slist_free_all) {
+                dlclose(l);
+                return -ENOPKG;
+        }
+        lib = l;
+        return 0;
+}
 
 enum imds_flavor { IMDS_AWS, IMDS_GCP, IMDS_AZURE };
 
@@ -149,29 +191,29 @@ static int request(const char *url, const char *method, struct curl_slist *hdr, 
                 return -ETIMEDOUT;
         if (left > IMDS_REQUEST_MAX_MS)
                 left = IMDS_REQUEST_MAX_MS;
-        h = curl_easy_init();
+        h = cu.easy_init();
         if (!h)
                 return -ENOMEM;
         /* Security: plain HTTP to the one host named, no redirects, no proxy from the environment
          * (the metadata service is link-local; a proxy would see the key), no signals. */
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_NOPROXY, "*");
-        curl_easy_setopt(h, CURLOPT_PROXY, "");
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+        cu.easy_setopt(h, CURLOPT_URL, url);
+        cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+        cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+        cu.easy_setopt(h, CURLOPT_NOPROXY, "*");
+        cu.easy_setopt(h, CURLOPT_PROXY, "");
+        cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
+        cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
+        cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
+        cu.easy_setopt(h, CURLOPT_WRITEDATA, b);
         if (strcmp(method, "PUT") == 0) {
-                curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
-                curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+                cu.easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+                cu.easy_setopt(h, CURLOPT_POSTFIELDS, "");
         }
-        c = curl_easy_perform(h);
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_cleanup(h);
+        c = cu.easy_perform(h);
+        cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        cu.easy_cleanup(h);
         if (c != CURLE_OK)
                 r = c == CURLE_COULDNT_CONNECT ? -EAGAIN : curl_to_errno(c, b->overflow);
         else if (status == 200)
@@ -206,7 +248,7 @@ static int request_retry(const char *url, const char *method, struct curl_slist 
 static int aws_token_header(int64_t deadline_ms, struct curl_slist **hdr)
 {
         char url[IMDS_BASE_MAX + 32], line[IMDS_TOKEN_MAX + 64];
-        struct curl_slist *h = curl_slist_append(NULL, "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_AWS_TTL);
+        struct curl_slist *h = cu.slist_append(NULL, "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_AWS_TTL);
         struct body b = { 0 };
         int r;
 
@@ -216,7 +258,7 @@ static int aws_token_header(int64_t deadline_ms, struct curl_slist **hdr)
         r = secret_new(IMDS_TOKEN_MAX, &b.buf);
         if (r == 0)
                 r = request_retry(url, "PUT", h, deadline_ms, &b);
-        curl_slist_free_all(h);
+        cu.slist_free_all(h);
         if (r == 0 && (b.buf->len == 0 || memchr(b.buf->data, '\n', b.buf->len) ||
                        memchr(b.buf->data, '\r', b.buf->len)))
                 r = -EPROTO;
@@ -224,7 +266,7 @@ static int aws_token_header(int64_t deadline_ms, struct curl_slist **hdr)
                 snprintf(line, sizeof(line), "X-aws-ec2-metadata-token: %.*s", (int)b.buf->len,
                          (const char *)b.buf->data);
                 /* curl keeps its own copy of the line; the token only opens metadata for 60 s. */
-                *hdr = curl_slist_append(NULL, line);
+                *hdr = cu.slist_append(NULL, line);
                 r = *hdr ? 0 : -ENOMEM;
                 explicit_bzero(line, sizeof(line));
         }
@@ -279,6 +321,8 @@ static int imds_fetch(const char *arg, const char *root, int64_t deadline_ms, st
 
         (void)root; /* nothing on the file system: the key never touches disk */
         r = imds_split(arg, &s);
+        if (r == 0)
+                r = curl_load();
         if (r < 0)
                 return r;
         if ((size_t)snprintf(url, sizeof(url), "%s%s", imds_base, s.path) >= sizeof(url))
@@ -286,14 +330,14 @@ static int imds_fetch(const char *arg, const char *root, int64_t deadline_ms, st
         if (s.flavor == IMDS_AWS)
                 r = aws_token_header(deadline_ms, &hdr);
         else
-                r = (hdr = curl_slist_append(NULL, flavors[s.flavor].header)) ? 0 : -ENOMEM;
+                r = (hdr = cu.slist_append(NULL, flavors[s.flavor].header)) ? 0 : -ENOMEM;
         if (r == 0)
                 r = secret_new_scratch(IMDS_BODY_MAX, &b.buf);
         if (r == 0)
                 r = request_retry(url, "GET", hdr, deadline_ms, &b);
         if (r == 0)
                 r = body_to_key(b.buf, s.b64, out);
-        curl_slist_free_all(hdr);
+        cu.slist_free_all(hdr);
         secret_free(b.buf);
         return r;
 }

@@ -176,8 +176,8 @@ static int curl_to_errno(CURLcode c, bool overflow)
         }
 }
 
-/* One HTTP request: body into b (cap set by the caller). 0 on 200, -ENOENT on 404, -EAGAIN on a
- * failure worth retrying (5xx, no connection), other -errno. */
+/* One HTTP request: body into b (cap set by the caller). 0 on 200, -ENOENT on 404; worth a retry:
+ * -ECONNREFUSED no connection (yet), -EAGAIN a 5xx answer; other -errno. */
 static int request(const char *url, const char *method, struct curl_slist *hdr, int64_t deadline_ms,
                    struct body *b)
 {
@@ -215,7 +215,7 @@ static int request(const char *url, const char *method, struct curl_slist *hdr, 
         cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         cu.easy_cleanup(h);
         if (c != CURLE_OK)
-                r = c == CURLE_COULDNT_CONNECT ? -EAGAIN : curl_to_errno(c, b->overflow);
+                r = curl_to_errno(c, b->overflow);
         else if (status == 200)
                 r = 0;
         else if (status == 404)
@@ -233,15 +233,17 @@ static int request_retry(const char *url, const char *method, struct curl_slist 
 {
         int r = -EAGAIN;
 
-        for (int i = 0; i < IMDS_ATTEMPTS && r == -EAGAIN; i++) {
+        for (int i = 0; i < IMDS_ATTEMPTS && (r == -EAGAIN || r == -ECONNREFUSED); i++) {
+                int64_t left = deadline_ms - clock_now_ms();
+
                 if (i > 0)
-                        clock_sleep_ms(IMDS_RETRY_MS);
+                        clock_sleep_ms(left < IMDS_RETRY_MS ? left : IMDS_RETRY_MS);
                 b->buf->len = 0;
                 b->overflow = false;
                 explicit_bzero(b->buf->data, b->buf->cap);
                 r = request(url, method, hdr, deadline_ms, b);
         }
-        return r == -EAGAIN ? -ECONNREFUSED : r;
+        return r == -EAGAIN ? -EPROTO : r; /* the service answered, with a server error */
 }
 
 /* AWS IMDSv2: a session token from a PUT, sent with the GET. */

@@ -45,6 +45,7 @@ const char *keysrc_type_name(enum keysrc_type t);     /* "fwcfg", "keyfile", …
  * than SECRET_MAX, -ENODATA empty, -EBADMSG present but malformed (bad base64), -ENODEV no drive
  * with that label at deadline, -EMEDIUMTYPE a drive neither ISO 9660 nor vfat, -EACCES a path
  * leading off the drive or a metadata service refusing the request, -ETIMEDOUT, -ECONNREFUSED
- * a service not reachable, -EPROTO a bad answer, other -errno from I/O. *out untouched on failure.
+ * a service not reachable, -EPROTO a bad answer, -ENOPKG libcurl not installed, other -errno from
+ * I/O. *out untouched on failure.
  */
 int keysrc_fetch(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out);

@@ -59,6 +59,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if p == "/slow":
             time.sleep(4)
             return self.reply(200, KEY)
+        if p == "/busy":
+            return self.reply(503)
         if p == "/redirect":
             return self.reply(302, b"", [("Location", "/latest/raw")])
         self.reply(404)

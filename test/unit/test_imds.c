@@ -149,6 +149,8 @@ static void test_errors(void **state)
         fetch("imds:gcp+b64:/computeMetadata/big64", 3000, -EMSGSIZE, 3000, &k);
         fetch("imds:gcp+b64:/computeMetadata/badb64", 3000, -EBADMSG, 3000, &k);
         fetch("imds:gcp+b64:/computeMetadata/raw", 3000, -EBADMSG, 3000, &k);
+        /* A server error is retried a few times, then reported. */
+        fetch("imds:gcp:/computeMetadata/busy", 3000, -EPROTO, 2000, &k);
         /* A redirect is not followed: the key behind it is not fetched. */
         fetch("imds:aws:/latest/redirect", 3000, -EACCES, 3000, &k);
         assert_null(k);

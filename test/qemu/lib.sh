@@ -91,10 +91,12 @@ tq_build_workload() {
     fi
 }
 
-# Kernel modules the guest needs beyond the initramfs' own: dm-crypt, its ciphers, fw_cfg, and the
+# Kernel modules the guest needs beyond the initramfs' own: dm-crypt, its ciphers, fw_cfg, virtio-rng
+# (without it the guest's random pool is not ready for a long time under TCG, and thaw setup's
+# first read of /dev/urandom, through libcryptsetup, can wait minutes), and the
 # file systems (with their code pages) of a config drive.
 TQ_MODULES="dm_mod dm_crypt xts ecb cbc aesni_intel af_alg algif_skcipher algif_hash qemu_fw_cfg
-virtio_blk virtio_pci ext4 isofs vfat nls_cp437 nls_ascii nls_utf8"
+virtio_blk virtio_pci virtio_rng ext4 isofs vfat nls_cp437 nls_ascii nls_utf8"
 
 # TQ_EXTRA_DRACUT_MODULES: directories of further dracut modules (tests of the harness itself).
 tq_build_initramfs() {
@@ -226,6 +228,7 @@ tq_boot() {
         -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \
         -drive "file=$TQ_WORK/swap.img,if=virtio,format=raw" \
         -fw_cfg "name=opt/thaw/key,file=$key" -fw_cfg "name=opt/test/realkey,file=$TQ_WORK/key" \
+        -object rng-random,id=rng0,filename=/dev/urandom -device virtio-rng-pci,rng=rng0 \
         "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tq_stamp "$start" > "$log"
     rc=${PIPESTATUS[0]}
     TQ_BOOT_SECONDS=$(tq_since "$start")

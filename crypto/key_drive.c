@@ -108,10 +108,12 @@ static int find_device(const char *root, const char *label, int64_t deadline_ms,
 /* The file system type on dev, as libblkid sees it: only ISO 9660 and vfat are config drives. */
 static int drive_type(const char *dev, char *type, size_t size)
 {
-        blkid_probe pr = blkid_new_probe_from_filename(dev);
+        blkid_probe pr;
         const char *v = NULL;
         int r = -EMEDIUMTYPE;
 
+        errno = 0;
+        pr = blkid_new_probe_from_filename(dev);
         if (!pr)
                 return errno ? -errno : -EIO;
         blkid_probe_enable_superblocks(pr, 1);

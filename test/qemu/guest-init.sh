@@ -106,6 +106,21 @@ swap_used_kib() {
 	awk '/^SwapTotal:/ {t = $2} /^SwapFree:/ {f = $2} END {print t - f}' /proc/meminfo
 }
 
+# corrupt DEV: verify the image, flip one bit in the first compressed chunk, verify again.
+corrupt() {
+	thaw inspect --verify "$1" 2>&1 | sed 's/^/THAW-TEST: verify-before: /'
+	map=$(thaw inspect --json "$1" | sed -n 's/.*"first_map_block":\([0-9]*\).*/\1/p')
+	# Entry 1 of the first map page: the first page of the first chunk (entry 0 is the header page).
+	blk=$(dd if="$1" bs=4 skip=$((map * 1024 + 2)) count=1 2> /dev/null | od -An -tu4 | tr -d ' ')
+	off=$((blk * 4096 + 64))
+	v=$(dd if="$1" bs=1 skip="$off" count=1 2> /dev/null | od -An -tu1 | tr -d ' ')
+	# shellcheck disable=SC2059 # the format is the octal escape
+	printf "$(printf '\\%03o' $((v ^ 1)))" | dd of="$1" bs=1 seek="$off" conv=notrunc 2> /dev/null
+	sync
+	say "corrupted: byte 64 of block $blk (map page $map) was $v"
+	thaw inspect --verify "$1" 2>&1 | sed 's/^/THAW-TEST: verify-after: /'
+}
+
 case "$step" in
 setup)
 	setup
@@ -150,12 +165,17 @@ inspect)
 	mapping_state
 	thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
 	# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
-	# say the image is still there without resuming it.
-	if cryptsetup open --readonly --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
+	# say the image is still there without resuming it. thaw.corrupt=1 (with noresume) opens it
+	# writable to change one byte of the image's first compressed chunk.
+	ro=--readonly
+	[ "$(arg thaw.corrupt)" = 1 ] && ro=
+	# shellcheck disable=SC2086 # $ro is one option or none
+	if cryptsetup open $ro --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
 		--keyfile-size 32 /dev/vdb thaw-inspect; then
 		sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
 		say "image signature: $sig"
 		thaw inspect /dev/mapper/thaw-inspect 2>&1 | sed 's/^/THAW-TEST: inspect: /'
+		[ -z "$ro" ] && corrupt /dev/mapper/thaw-inspect
 		cryptsetup close thaw-inspect
 	else
 		say "inspect: cannot open /dev/vdb with the real key"

@@ -65,7 +65,7 @@ UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := $(filter-out -Werror -O2,$(CFLAGS)) -O1 -fno-omit-frame-pointer
-FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args
+FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc
 
 $(B)/fuzz/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libFuzzer harness: the key source parsers fed from outside: SMBIOS type 11 entries, base64, chains. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base64.h"
+#include "key_provider.h"
+#include "keysrc.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        static uint8_t out[SECRET_MAX];
+        struct secret *k = NULL;
+        struct keychain c;
+        char *spec;
+
+        /* A raw entry as dmi-sysfs hands it over (capped as the provider caps it). */
+        if (size <= SECRET_SCRATCH_MAX && smbios_find_credential(data, size, "k", &k) == 0)
+                secret_free(k);
+        (void)base64_decode((const char *)data, size, out, sizeof(out));
+        spec = malloc(size + 1);
+        if (spec) {
+                memcpy(spec, data, size);
+                spec[size] = '\0';
+                if (keychain_parse(spec, &c) == 0) {
+                        char buf[KEYCHAIN_SPEC_MAX];
+
+                        (void)keychain_format(&c, buf, sizeof(buf));
+                }
+                free(spec);
+        }
+        return 0;
+}

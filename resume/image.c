@@ -48,7 +48,7 @@ static int defect(struct image_info *in, enum image_defect d, const char *fmt, .
         return 0;
 }
 
-static int read_block(int fd, uint64_t block, uint8_t *buf)
+int image_read_block(int fd, uint64_t block, uint8_t *buf)
 {
         size_t done = 0;
 
@@ -208,7 +208,7 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                                in->device_pages);
                         goto out;
                 }
-                r = read_block(fd, block, page);
+                r = image_read_block(fd, block, page);
                 if (r < 0)
                         goto out;
         }
@@ -234,7 +234,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return r;
         if (offset >= in->device_pages)
                 return -ENODATA;
-        r = read_block(fd, offset, page);
+        r = image_read_block(fd, offset, page);
         if (r < 0)
                 return r;
         swsusp_parse(page, IMAGE_PAGE, &h);
@@ -247,7 +247,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
         if (!in_device(in, in->image) || in->image == offset)
                 return defect(in, IMAGE_BAD_BLOCK, "the first map page is at block %" PRIu64 ", outside "
                               "the device (%" PRIu64 " blocks)", in->image, in->device_pages);
-        r = read_block(fd, in->image, page);
+        r = image_read_block(fd, in->image, page);
         if (r < 0)
                 return r;
         info = bytes_le64(page);
@@ -255,7 +255,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return defect(in, IMAGE_BAD_BLOCK, "the image header page is at block %" PRIu64
                               ", outside the device (%" PRIu64 " blocks)", info, in->device_pages);
         /* page keeps the first map page for the walk; the info page goes to the other half. */
-        r = read_block(fd, info, page + IMAGE_PAGE);
+        r = image_read_block(fd, info, page + IMAGE_PAGE);
         if (r < 0)
                 return r;
         check_info(in, page + IMAGE_PAGE);
@@ -307,7 +307,7 @@ int image_unmark(const char *path, uint64_t offset)
         fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        r = read_block(fd, offset, page);
+        r = image_read_block(fd, offset, page);
         if (r == 0 && (swsusp_parse(page, sizeof(page), &h), h.kind != SWSUSP_IMAGE))
                 r = -ENOMSG;
         if (r == 0) {

@@ -39,26 +39,6 @@ struct stream {
         uint64_t left;     /* entries not yet read */
 };
 
-static int read_block(int fd, uint64_t block, uint8_t *buf)
-{
-        size_t done = 0;
-
-        if (block > (uint64_t)INT64_MAX / PAGE)
-                return -ERANGE;
-        while (done < PAGE) {
-                ssize_t got = pread(fd, buf + done, PAGE - done, (off_t)(block * PAGE + done));
-
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got < 0)
-                        return -errno;
-                if (got == 0)
-                        return -ENODATA;
-                done += (size_t)got;
-        }
-        return 0;
-}
-
 /* 1 with the next stream page in buf, 0 at the end of the stream, or a negative errno. */
 static int stream_next(struct stream *s, uint8_t *buf)
 {
@@ -72,7 +52,7 @@ static int stream_next(struct stream *s, uint8_t *buf)
                 /* The device may have changed since the walk: stay inside what it checked. */
                 if (next == 0 || next >= s->img->device_pages || s->maps >= s->img->map_pages)
                         return 0;
-                if (read_block(s->fd, next, s->map) < 0)
+                if (image_read_block(s->fd, next, s->map) < 0)
                         return -EIO;
                 s->maps++;
                 s->k = 0;
@@ -81,7 +61,7 @@ static int stream_next(struct stream *s, uint8_t *buf)
         if (e == 0 || e >= s->img->device_pages)
                 return 0;
         s->left--;
-        return read_block(s->fd, e, buf) < 0 ? -EIO : 1;
+        return image_read_block(s->fd, e, buf) < 0 ? -EIO : 1;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -214,7 +194,7 @@ int imgverify_fd(int fd, const struct image_info *img, struct imgverify *out)
         if (!s || !cmp || !unc)
                 goto out;
         *s = (struct stream){ .fd = fd, .img = img, .k = 0, .maps = 1, .left = img->entries };
-        r = read_block(fd, img->image, s->map) < 0 ? -EIO : 0;
+        r = image_read_block(fd, img->image, s->map) < 0 ? -EIO : 0;
         /* Stream entry 0 is the swsusp_info page, outside the payload and the CRC. */
         if (r == 0)
                 r = stream_next(s, cmp);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* JSON of the thaw-* LUKS2 tokens: the token names a key source and never holds key material. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "luks.h"
@@ -37,58 +39,114 @@ int luks_token_build(const struct keysrc *src, char *buf, size_t size)
         return r;
 }
 
-static const char *string_field(struct json_object *o, const char *key)
+/* Says why a token is refused: one line, for validate() in the token plugin and for tests. */
+__attribute__((format(printf, 3, 4)))
+static int refuse(char *why, size_t size, const char *fmt, ...)
 {
-        struct json_object *v;
+        va_list ap;
 
-        if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-                return NULL;
-        return json_object_get_string(v);
+        if (why && size) {
+                va_start(ap, fmt);
+                vsnprintf(why, size, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
 }
 
-/* The header is outside input: a thaw token must be exactly what luks_token_build() writes. */
-static int token_check(struct json_object *o, struct keysrc *out)
+/* "keyslots" is an array of keyslot numbers as decimal strings ("0" … "31"), as LUKS2 writes them. */
+static int keyslots_check(struct json_object *slots, char *why, size_t size)
 {
-        const char *type = string_field(o, "type"), *spec = string_field(o, "thaw-source");
-        const char *name;
-        struct json_object *slots;
+        size_t n = json_object_array_length(slots);
+
+        if (n > LUKS_TOKEN_KEYSLOTS_MAX)
+                return refuse(why, size, "\"keyslots\" lists %zu keyslots, more than LUKS2 has", n);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *v = json_object_array_get_idx(slots, i);
+                const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+                size_t len = s ? strlen(s) : 0;
+
+                if (!s || len == 0 || len > 2 || strspn(s, "0123456789") != len ||
+                    atoi(s) >= LUKS_TOKEN_KEYSLOTS_MAX)
+                        return refuse(why, size, "\"keyslots\" holds something other than a keyslot number");
+        }
+        return 0;
+}
+
+/*
+ * The header is outside input: a thaw token must be exactly what luks_token_build() writes, three
+ * fields of the right JSON types, no more. Security: the plugin's validate() is this function, so
+ * whatever libcryptsetup or systemd-cryptsetup accepts as a thaw token, thaw itself accepts too.
+ */
+static int token_check(struct json_object *o, struct keysrc *out, char *why, size_t size)
+{
+        struct json_object *type, *spec, *slots;
+        const char *name, *t, *sp;
         struct keysrc src;
 
-        if (!type || strncmp(type, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0 || !spec)
+        if (!json_object_object_get_ex(o, "type", &type))
+                return refuse(why, size, "\"type\" is missing");
+        if (!json_object_is_type(type, json_type_string))
+                return refuse(why, size, "\"type\" is not a string");
+        t = json_object_get_string(type);
+        if (strncmp(t, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0)
+                return refuse(why, size, "type \"%.64s\" is not a thaw token", t);
+        if (!json_object_object_get_ex(o, "keyslots", &slots))
+                return refuse(why, size, "\"keyslots\" is missing");
+        if (!json_object_is_type(slots, json_type_array))
+                return refuse(why, size, "\"keyslots\" is not an array");
+        if (keyslots_check(slots, why, size) < 0)
                 return -EINVAL;
-        if (!json_object_object_get_ex(o, "keyslots", &slots) || !json_object_is_type(slots, json_type_array))
-                return -EINVAL;
-        if (keysrc_parse(spec, &src) < 0)
-                return -EINVAL;
+        if (!json_object_object_get_ex(o, "thaw-source", &spec))
+                return refuse(why, size, "\"thaw-source\" is missing");
+        if (!json_object_is_type(spec, json_type_string))
+                return refuse(why, size, "\"thaw-source\" is not a string");
+        sp = json_object_get_string(spec);
+        if (strlen(sp) >= KEYSRC_ARG_MAX)
+                return refuse(why, size, "\"thaw-source\" is longer than %d bytes", KEYSRC_ARG_MAX - 1);
+        if (keysrc_parse(sp, &src) < 0)
+                return refuse(why, size, "\"thaw-source\" \"%.64s\" is not a key source", sp);
         name = keysrc_type_name(src.type);
         /* "thaw-keyfile" naming a fwcfg source is not ours: the type must say what the source is. */
-        if (!name || strcmp(type + strlen(LUKS_TOKEN_PREFIX), name) != 0)
-                return -EINVAL;
+        if (!name || strcmp(t + strlen(LUKS_TOKEN_PREFIX), name) != 0)
+                return refuse(why, size, "type \"%.64s\" does not match source \"%.64s\"", t, sp);
+        json_object_object_foreach(o, key, val) {
+                (void)val;
+                if (strcmp(key, "type") != 0 && strcmp(key, "keyslots") != 0 && strcmp(key, "thaw-source") != 0)
+                        return refuse(why, size, "unknown field \"%.64s\"", key);
+        }
         *out = src;
         return 0;
 }
 
-int luks_token_parse(const char *json, struct keysrc *out)
+int luks_token_check(const char *json, struct keysrc *out, char *why, size_t size)
 {
         struct json_tokener *tok;
         struct json_object *o;
         size_t len;
-        int r = -EINVAL;
+        int r;
 
         if (!json || !out)
                 return -EINVAL;
         len = strnlen(json, LUKS_TOKEN_JSON_MAX + 1);
         if (len > LUKS_TOKEN_JSON_MAX)
-                return -EINVAL;
+                return refuse(why, size, "larger than %d bytes", LUKS_TOKEN_JSON_MAX);
         tok = json_tokener_new_ex(8); /* a thaw token nests two levels: deeper is not ours */
         if (!tok)
                 return -ENOMEM;
         o = json_tokener_parse_ex(tok, json, (int)len);
         /* Trailing bytes after the object mean the text was not one JSON object. */
-        if (o && json_tokener_get_error(tok) == json_tokener_success &&
-            json_tokener_get_parse_end(tok) == len && json_object_is_type(o, json_type_object))
-                r = token_check(o, out);
+        if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
+                r = refuse(why, size, "not valid JSON (or nested too deeply)");
+        else if (!json_object_is_type(o, json_type_object))
+                r = refuse(why, size, "not a JSON object");
+        else
+                r = token_check(o, out, why, size);
         json_object_put(o);
         json_tokener_free(tok);
         return r;
+}
+
+int luks_token_parse(const char *json, struct keysrc *out)
+{
+        return luks_token_check(json, out, NULL, 0);
 }

@@ -367,6 +367,52 @@ static void test_token_json(void **state)
         assert_int_equal(luks_token_build(&s, json, 10), -ENAMETOOLONG);
 }
 
+/* What the token plugin's validate() says for each kind of malformed token. */
+static void test_token_check_reasons(void **state)
+{
+        static const struct {
+                const char *json, *why;
+        } cases[] = {
+                { "[]", "not a JSON object" },
+                { "{\"type\":", "not valid JSON (or nested too deeply)" },
+                { "{\"keyslots\":[]}", "\"type\" is missing" },
+                { "{\"type\":[],\"keyslots\":[]}", "\"type\" is not a string" },
+                { "{\"type\":\"luks2-keyring\",\"keyslots\":[]}", "type \"luks2-keyring\" is not a thaw token" },
+                { "{\"type\":\"thaw-fwcfg\",\"thaw-source\":\"fwcfg:a\"}", "\"keyslots\" is missing" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":\"0\",\"thaw-source\":\"fwcfg:a\"}",
+                  "\"keyslots\" is not an array" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":[0],\"thaw-source\":\"fwcfg:a\"}",
+                  "\"keyslots\" holds something other than a keyslot number" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":[\"32\"],\"thaw-source\":\"fwcfg:a\"}",
+                  "\"keyslots\" holds something other than a keyslot number" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":[\"-1\"],\"thaw-source\":\"fwcfg:a\"}",
+                  "\"keyslots\" holds something other than a keyslot number" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":[],\"thaw-source\":null}", "\"thaw-source\" is not a string" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":[],\"thaw-source\":\"fwcfg:a\",\"key\":\"x\"}",
+                  "unknown field \"key\"" },
+                { "{\"type\":\"thaw-fwcfg\",\"keyslots\":[[[[[[[[[]]]]]]]]],\"thaw-source\":\"fwcfg:a\"}",
+                  "not valid JSON (or nested too deeply)" },
+        };
+        struct keysrc back = { .type = KEYSRC_IMDS };
+        char why[160], big[LUKS_TOKEN_JSON_MAX + 64];
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                why[0] = '\0';
+                assert_int_equal(luks_token_check(cases[i].json, &back, why, sizeof(why)), -EINVAL);
+                assert_string_equal(why, cases[i].why);
+        }
+        assert_int_equal(back.type, KEYSRC_IMDS); /* untouched on failure */
+        memset(big, ' ', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        memcpy(big, "{\"type\":\"thaw-fwcfg\",\"keyslots\":[],\"thaw-source\":\"fwcfg:a\"}", 59);
+        assert_int_equal(luks_token_check(big, &back, why, sizeof(why)), -EINVAL);
+        assert_string_equal(why, "larger than 4096 bytes");
+        assert_int_equal(luks_token_check("{\"type\":\"thaw-fwcfg\",\"keyslots\":[\"0\",\"31\"],"
+                                          "\"thaw-source\":\"fwcfg:a\"}", &back, NULL, 0), 0);
+        assert_int_equal(back.type, KEYSRC_FWCFG);
+}
+
 static int run(const char *cmd, char *out, size_t size)
 {
         FILE *p = popen(cmd, "re");
@@ -404,6 +450,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_token_json),
+                cmocka_unit_test(test_token_check_reasons),
                 cmocka_unit_test(test_probe),
                 cmocka_unit_test(test_tokens_round_trip),
                 cmocka_unit_test(test_tokens_bound_to_keyslots),

@@ -32,12 +32,13 @@ struct setup_opts {
         const char *label;
         const char *root;
         bool yes;
+        bool format_only;
 };
 
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw setup --device DEV --key SRC[,SRC...] [--name NAME] [--label L] [--yes]\n"
-                   "                  [--root DIR]\n\n"
+                   "                  [--format-only] [--root DIR]\n\n"
                    "Format DEV as LUKS2 encrypted swap unlocked by the key sources SRC, open it, make\n"
                    "swap on it, write /etc/thaw/thaw.conf and print the kernel command line arguments\n"
                    "to add. DESTROYS the data on DEV. Key sources:\n"
@@ -53,6 +54,9 @@ static void usage(FILE *f)
                    "  -n, --name NAME   device-mapper name (default " ARGS_NAME_DEFAULT ")\n"
                    "  -l, --label L     LUKS2 label\n"
                    "  -y, --yes         format even if DEV holds a file system, LUKS or swap signature\n"
+                   "      --format-only format and enroll only: do not open DEV nor write the swap\n"
+                   "                    signature (an image file, a host without device-mapper;\n"
+                   "                    mkswap on the opened mapping later)\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n");
 }
@@ -65,6 +69,7 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 { "name", required_argument, NULL, 'n' },
                 { "label", required_argument, NULL, 'l' },
                 { "yes", no_argument, NULL, 'y' },
+                { "format-only", no_argument, NULL, 'F' },
                 { "root", required_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
@@ -78,6 +83,7 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 case 'n': o->name = optarg; break;
                 case 'l': o->label = optarg; break;
                 case 'y': o->yes = true; break;
+                case 'F': o->format_only = true; break;
                 case 'r': o->root = optarg; break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
@@ -209,6 +215,10 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot read the LUKS2 UUID of %s (%s)", o->device, strerror(-r));
                 return r;
+        }
+        if (o->format_only) {
+                log_msg(LOG_INFO, "%s is LUKS2 (UUID %s), not opened (--format-only)", o->device, uuid);
+                return 0;
         }
         r = luks_activate(o->device, o->name, keys[0]);
         if (r < 0) {

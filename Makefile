@@ -6,6 +6,8 @@ SBINDIR   ?= $(PREFIX)/sbin
 MANDIR    ?= $(PREFIX)/share/man
 DRACUTDIR ?= $(PREFIX)/lib/dracut/modules.d
 DESTDIR   ?=
+# libcryptsetup loads token plugins from here (Debian: /lib/x86_64-linux-gnu/cryptsetup).
+TOKENDIR  ?= $(shell pkg-config --variable=libdir libcryptsetup)/cryptsetup
 VERSION   := 0.1.0
 
 B        ?= build
@@ -24,10 +26,15 @@ LDLIBS   := $(shell pkg-config --libs $(PKGS))
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer
 
 PROG_SRC := resume/thaw.c $(wildcard resume/cmd_*.c)
-LIB_SRC  := $(filter-out $(PROG_SRC),$(wildcard resume/*.c)) $(wildcard crypto/*.c)
+PLUGIN_SRC := crypto/token_plugin.c
+LIB_SRC  := $(filter-out $(PROG_SRC),$(wildcard resume/*.c)) $(filter-out $(PLUGIN_SRC),$(wildcard crypto/*.c))
+# libcryptsetup loads libcryptsetup-token-<type>.so for a token of <type>: one link per thaw-* type.
+TOKEN_TYPES := fwcfg keyfile smbios drive imds
+PLUGIN   := $(B)/tokens/libcryptsetup-token-thaw.so
+PLUGIN_LINKS := $(TOKEN_TYPES:%=$(B)/tokens/libcryptsetup-token-thaw-%.so)
 UNIT_SRC := $(wildcard test/unit/test_*.c)
 
-all: $(B)/thaw
+all: $(B)/thaw $(PLUGIN) $(PLUGIN_LINKS)
 
 $(B)/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
@@ -41,6 +48,24 @@ $(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 
 $(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The token plugin links a position-independent build of the same library.
+$(B)/pic/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(B)/pic/obj/resume/kconfig.o: kernel/thaw.config
+
+$(B)/pic/libthaw.a: $(LIB_SRC:%.c=$(B)/pic/obj/%.o)
+	$(AR) rcs $@ $^
+
+$(PLUGIN): $(B)/pic/obj/$(PLUGIN_SRC:.c=.o) $(B)/pic/libthaw.a crypto/token_plugin.sym
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -Wl,--version-script=crypto/token_plugin.sym -Wl,-z,defs -Wl,--as-needed \
+		-o $@ $(B)/pic/obj/$(PLUGIN_SRC:.c=.o) $(B)/pic/libthaw.a $(LDLIBS)
+
+$(PLUGIN_LINKS): $(PLUGIN)
+	ln -sf $(notdir $(PLUGIN)) $@
 
 # Unit tests and the host tests' thaw link against an ASan/UBSan build of the library, built once.
 $(B)/asan/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
@@ -96,7 +121,7 @@ deps:
 # Unit tests (cmocka, fixture trees) and host tests of LUKS2 work on image files.
 check: all $(UNIT_BIN) $(B)/asan/thaw
 	test/run-unit.sh $(UNIT_BIN)
-	THAW=$(B)/asan/thaw test/host/run.sh
+	THAW=$(B)/asan/thaw THAW_TOKENS=$(B)/tokens test/host/run.sh
 	test/kernel/t-check-tree.sh
 	test/lint.sh
 	$(MAKE) --no-print-directory fuzz-brief
@@ -118,6 +143,8 @@ install: all
 	install -d $(DESTDIR)$(DRACUTDIR)/90thaw
 	install -m 0755 dracut-module/90thaw/*.sh $(DESTDIR)$(DRACUTDIR)/90thaw/
 	install -D -m 0644 man/thaw.8 $(DESTDIR)$(MANDIR)/man8/thaw.8
+	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN))
+	for t in $(TOKEN_TYPES); do ln -sf $(notdir $(PLUGIN)) $(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-$$t.so; done
 
 clean:
 	rm -rf $(B)

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* libcryptsetup-token-thaw.so: libcryptsetup's external token API for the thaw-* tokens, over libthaw. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libcryptsetup.h>
+#include "clock.h"
+#include "keysrc.h"
+#include "luks_token.h"
+#include "secret.h"
+
+/*
+ * On a running system a key source is there or it is not; the wait only covers a metadata service
+ * answering slowly. cryptsetup may try several tokens, so each gets at most this long.
+ */
+#define PLUGIN_FETCH_MS 2000
+#define WHY_MAX 160
+
+/* The ABI (CRYPTSETUP_TOKEN_1.0); token_plugin.sym exports these and nothing else. */
+int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len,
+                          void *usrptr);
+void cryptsetup_token_buffer_free(void *buffer, size_t buffer_len);
+int cryptsetup_token_validate(struct crypt_device *cd, const char *json);
+void cryptsetup_token_dump(struct crypt_device *cd, const char *json);
+const char *cryptsetup_token_version(void);
+
+/* The key source a token names, read strictly: the header is not authenticated. */
+static int token_source(struct crypt_device *cd, int token, struct keysrc *src)
+{
+        const char *json = NULL;
+        char why[WHY_MAX];
+        int r;
+
+        r = crypt_token_json_get(cd, token, &json);
+        if (r < 0 || !json)
+                return -ENOENT;
+        r = luks_token_check(json, src, why, sizeof(why));
+        if (r == -EINVAL)
+                crypt_logf(cd, CRYPT_LOG_VERBOSE, "thaw token %d is malformed: %s.\n", token, why);
+        return r;
+}
+
+/*
+ * libcryptsetup's token loop goes on after -ENOENT (token unusable) and -EAGAIN (what it needs is
+ * not present here); any other error stops it, so only those that are not the source's stay as
+ * they are.
+ */
+static int open_errno(int r)
+{
+        switch (r) {
+        case -ENOENT:
+        case -ENODEV:
+        case -ETIMEDOUT:
+        case -ECONNREFUSED:
+        case -ENOPKG:
+                return -EAGAIN;
+        case -ENOMEM:
+                return r;
+        default:
+                return -ENOENT;
+        }
+}
+
+static const char *fetch_reason(int r)
+{
+        switch (r) {
+        case -ENOENT:
+                return "not found";
+        case -ENODATA:
+                return "empty";
+        case -EMSGSIZE:
+                return "too large";
+        case -EBADMSG:
+                return "malformed";
+        default:
+                return strerror(-r);
+        }
+}
+
+/*
+ * Security: unlike `thaw resume`, which takes its sources from the kernel command line only, a token
+ * plugin reads the source from the (unauthenticated) header: that is what cryptsetup asks of it. The
+ * worst a forged token can do is make this read a file, a fw_cfg blob, a config drive or the
+ * link-local metadata service and try what it finds as a passphrase; nothing is written or sent on.
+ */
+int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len,
+                          void *usrptr)
+{
+        struct secret *key = NULL;
+        struct keysrc src;
+        char name[KEYSRC_ARG_MAX + 32];
+        char *copy;
+        int r;
+
+        (void)usrptr;
+        if (!buffer || !buffer_len)
+                return -EINVAL;
+        r = token_source(cd, token, &src);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENOENT;
+        r = keysrc_fetch(&src, "", clock_now_ms() + PLUGIN_FETCH_MS, &key);
+        if (r < 0) {
+                if (keysrc_format(&src, name, sizeof(name)) < 0)
+                        name[0] = '\0';
+                crypt_logf(cd, CRYPT_LOG_VERBOSE, "thaw token %d: cannot read the key from %s (%s).\n",
+                           token, name, fetch_reason(r));
+                return open_errno(r);
+        }
+        /* libcryptsetup owns the buffer from here and hands it to cryptsetup_token_buffer_free(). */
+        copy = malloc(key->len);
+        if (!copy) {
+                secret_free(key);
+                return -ENOMEM;
+        }
+        memcpy(copy, key->data, key->len);
+        *buffer = copy;
+        *buffer_len = key->len;
+        secret_free(key);
+        return 0;
+}
+
+void cryptsetup_token_buffer_free(void *buffer, size_t buffer_len)
+{
+        if (!buffer)
+                return;
+        explicit_bzero(buffer, buffer_len);
+        free(buffer);
+}
+
+/* Called before every open and by `cryptsetup token import`: anything but a well-formed token is refused. */
+int cryptsetup_token_validate(struct crypt_device *cd, const char *json)
+{
+        struct keysrc src;
+        char why[WHY_MAX];
+        int r;
+
+        r = luks_token_check(json, &src, why, sizeof(why));
+        if (r == -EINVAL)
+                crypt_logf(cd, CRYPT_LOG_ERROR, "thaw token refused: %s.\n", why);
+        return r < 0 ? -EINVAL : 0;
+}
+
+/* What `cryptsetup luksDump` prints under the token's type: the source, never key material. */
+void cryptsetup_token_dump(struct crypt_device *cd, const char *json)
+{
+        struct keysrc src;
+        char why[WHY_MAX], name[KEYSRC_ARG_MAX + 32];
+
+        if (luks_token_check(json, &src, why, sizeof(why)) < 0) {
+                crypt_logf(cd, CRYPT_LOG_NORMAL, "\tthaw-source: (malformed: %s)\n", why);
+                return;
+        }
+        if (keysrc_format(&src, name, sizeof(name)) < 0)
+                return;
+        crypt_logf(cd, CRYPT_LOG_NORMAL, "\tthaw-source: %s\n", name);
+}
+
+const char *cryptsetup_token_version(void)
+{
+        return THAW_VERSION;
+}

@@ -1,0 +1,155 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of libcryptsetup-token-thaw.so with the real cryptsetup on a LUKS2 image file made by
+# `thaw setup`: open --token-only --test-passphrase through the plugin, luksDump shows the source,
+# and `cryptsetup token import` of malformed thaw tokens is refused with the reason. cryptsetup 2.6
+# loads plugins only from its compiled-in directory, so each cryptsetup runs in a private mount
+# namespace where build/tokens is bind-mounted over it: the host's directory is never changed.
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+# make check passes THAW_TOKENS (build/tokens); a plugin missing there is a failure, not a skip.
+tokens=${THAW_TOKENS:-$(dirname "$0")/../../build/tokens}
+for tool in cryptsetup unshare mount truncate; do
+        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
+done
+if [ ! -e "$tokens/libcryptsetup-token-thaw.so" ]; then
+        echo "# no plugin in $tokens"
+        [ -n "${THAW_TOKENS:-}" ] && exit 1
+        exit 77
+fi
+tokdir=$(cryptsetup --help | sed -n 's/^LUKS2 external token plugin path: \(.*\)\.$/\1/p')
+if [ -z "$tokdir" ] || [ ! -d "$tokdir" ]; then
+        echo "# SKIP: cryptsetup has no external token support"
+        exit 77
+fi
+unshare -m true 2> /dev/null || { echo "# SKIP: cannot make a mount namespace (not root?)"; exit 77; }
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+tokens=$(cd "$tokens" && pwd)
+root=$tmp/root
+mkdir -p "$root/proc/self" "$root/etc" "$root$tmp"
+: > "$root/proc/self/mounts"
+: > "$root/proc/swaps"
+head -c 32 /dev/urandom > "$tmp/key"
+# thaw setup reads the key under --root; the plugin reads the path the token names, on this host.
+cp "$tmp/key" "$root$tmp/key"
+img=$tmp/swap.img
+truncate -s 32M "$img"
+
+n=0
+failed=0
+ok() {
+        n=$((n + 1))
+        echo "ok $n - $1"
+}
+not_ok() {
+        n=$((n + 1))
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        sed 's/^/#   /' "$tmp/out"
+}
+
+# cs ARGS...: cryptsetup with our plugin directory in place of the system's; output in $tmp/out.
+cs() {
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh \
+                "$tokens" "$tokdir" "$@" > "$tmp/out" 2>&1
+}
+
+# expect NAME STATUS TEXT ARGS...: cs ARGS exits STATUS ("fail": non-zero) and prints TEXT.
+expect() {
+        name=$1 want=$2 text=$3
+        shift 3
+        cs "$@"
+        rc=$?
+        case $want in
+        fail) good=$((rc != 0)) ;;
+        *) good=$((rc == want)) ;;
+        esac
+        if [ "$good" -eq 1 ] && { [ -z "$text" ] || grep -qF -- "$text" "$tmp/out"; }; then
+                ok "$name"
+        else
+                echo "# exit $rc, wanted $want and \"$text\""
+                not_ok "$name"
+        fi
+}
+
+# A fw_cfg source first, there for setup (under --root) but not on this host: the plugin says the
+# source is not here and cryptsetup goes on to the next token.
+mkdir -p "$root/sys/firmware/qemu_fw_cfg/by_name/opt/thaw/gone"
+head -c 32 /dev/urandom > "$root/sys/firmware/qemu_fw_cfg/by_name/opt/thaw/gone/raw"
+if ! "$THAW" setup --device "$img" --key "fwcfg:opt/thaw/gone,keyfile:$tmp/key" --format-only \
+        --root "$root" > "$tmp/out" 2>&1; then
+        not_ok "thaw setup --format-only formats the image"
+        echo "1..$n"
+        exit 1
+fi
+ok "thaw setup --format-only formats the image"
+
+expect "open --token-only --test-passphrase unlocks through the plugin, past the missing fw_cfg" 0 \
+        "thaw token 0: cannot read the key from fwcfg:opt/thaw/gone (not found)" \
+        open -v --token-only --test-passphrase "$img"
+# Without plugins the same command has no usable token: the plugin did the unlocking above.
+expect "without the plugin no token unlocks it" fail "" \
+        open --disable-external-tokens --token-only --token-id 1 --test-passphrase "$img"
+expect "one token by type, through its own link name" 0 "" \
+        open --token-only --token-type thaw-keyfile --test-passphrase "$img"
+
+expect "luksDump shows each token's source" 0 "thaw-source: keyfile:$tmp/key" luksDump "$img"
+if grep -qF "thaw-source: fwcfg:opt/thaw/gone" "$tmp/out" && grep -q "^  1: thaw-keyfile" "$tmp/out"; then
+        ok "luksDump lists the fw_cfg token and the keyfile token by type"
+else
+        not_ok "luksDump lists the fw_cfg token and the keyfile token by type"
+fi
+
+head -c 32 /dev/urandom > "$tmp/key"
+expect "a wrong key in the file does not unlock" fail "" \
+        open --token-only --token-id 1 --test-passphrase "$img"
+rm -f "$tmp/key"
+expect "a missing key file is reported" fail \
+        "cannot read the key from keyfile:$tmp/key (not found)" \
+        open -v --token-only --token-id 1 --test-passphrase "$img"
+
+# token import: the plugin's validate() refuses what thaw itself would refuse, and says why.
+bad() {
+        printf '%s' "$2" > "$tmp/token.json"
+        expect "token import refuses $1" fail "thaw token refused: $3" \
+                token import --json-file "$tmp/token.json" "$img"
+}
+bad "a token without thaw-source" '{"type":"thaw-keyfile","keyslots":[]}' '"thaw-source" is missing'
+bad "a number as thaw-source" '{"type":"thaw-keyfile","keyslots":[],"thaw-source":7}' \
+        '"thaw-source" is not a string'
+long=$(head -c 300 /dev/zero | tr '\0' a)
+bad "an oversized thaw-source" "{\"type\":\"thaw-keyfile\",\"keyslots\":[],\"thaw-source\":\"keyfile:/$long\"}" \
+        '"thaw-source" is longer than 255 bytes'
+bad "a type that does not match the source" \
+        '{"type":"thaw-fwcfg","keyslots":[],"thaw-source":"keyfile:/k"}' \
+        'type "thaw-fwcfg" does not match source "keyfile:/k"'
+bad "a malformed source" '{"type":"thaw-fwcfg","keyslots":[],"thaw-source":"fwcfg:../x"}' \
+        '"thaw-source" "fwcfg:../x" is not a key source'
+bad "an unknown field" \
+        '{"type":"thaw-keyfile","keyslots":[],"thaw-source":"keyfile:/k","key":"c2VjcmV0"}' \
+        'unknown field "key"'
+printf '%s' '{"type":"thaw-keyfile","keyslots":[],"thaw-source":"keyfile:/etc/thaw/key"}' > "$tmp/token.json"
+expect "token import takes a well-formed thaw token" 0 "" \
+        token import --json-file "$tmp/token.json" "$img"
+expect "the imported token is dumped" 0 "thaw-source: keyfile:/etc/thaw/key" luksDump "$img"
+
+# A malformed token written past the plugin (cryptsetup without plugins does not validate it) and
+# bound to the keyfile's keyslot: the plugin refuses it at open, although its key would unlock.
+cp "$root$tmp/key" "$tmp/key"
+json='{"type":"thaw-keyfile","keyslots":["1"],"thaw-source":"keyfile:'$tmp/key'"'
+printf '%s,"x":1}' "$json" > "$tmp/token.json"
+expect "a malformed token can be written without the plugin" 0 "" \
+        token import --disable-external-tokens --token-id 7 --json-file "$tmp/token.json" "$img"
+expect "open refuses the malformed token" fail "" open --token-only --token-id 7 --test-passphrase "$img"
+expect "luksDump says what is wrong with it" 0 'thaw-source: (malformed: unknown field "x")' luksDump "$img"
+printf '%s}' "$json" > "$tmp/token.json"
+expect "the same token, well-formed, can replace it" 0 "" \
+        token import --token-replace --token-id 7 --json-file "$tmp/token.json" "$img"
+expect "and unlocks" 0 "" open --token-only --token-id 7 --test-passphrase "$img"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Strict base64 decoding: none of thaw's linked libraries exports one, and keys need no more. */
+/* Strict base64 decoding and encoding: none of thaw's linked libraries exports one, and keys need no more. */
 #include <errno.h>
 #include <string.h>
+#include <stdint.h>
 #include "base64.h"
 
 /* Value of one alphabet character, or -1. No table: a lookup indexed by key bytes would leak
@@ -53,4 +54,43 @@ int base64_decode(const char *in, size_t len, uint8_t *out, size_t cap)
                 explicit_bzero(&q, sizeof(q));
         }
         return r < 0 ? r : (int)o;
+}
+
+/* The alphabet character of a 6-bit value, without a table indexed by key bits (see b64_value). */
+static char b64_char(unsigned v)
+{
+        if (v < 26)
+                return (char)('A' + v);
+        if (v < 52)
+                return (char)('a' + v - 26);
+        if (v < 62)
+                return (char)('0' + v - 52);
+        return v == 62 ? '+' : '/';
+}
+
+int base64_encode(const uint8_t *in, size_t len, char *out, size_t cap)
+{
+        size_t need, o = 0;
+
+        if (!in || !out || len > (SIZE_MAX - 1) / 4 * 3 - 3)
+                return -EINVAL;
+        need = (len + 2) / 3 * 4;
+        if (need + 1 > cap || need > INT32_MAX)
+                return -EMSGSIZE;
+        for (size_t i = 0; i < len; i += 3) {
+                size_t n = len - i < 3 ? len - i : 3;
+                uint32_t q = (uint32_t)in[i] << 16;
+
+                if (n > 1)
+                        q |= (uint32_t)in[i + 1] << 8;
+                if (n > 2)
+                        q |= in[i + 2];
+                out[o++] = b64_char(q >> 18 & 63);
+                out[o++] = b64_char(q >> 12 & 63);
+                out[o++] = n > 1 ? b64_char(q >> 6 & 63) : '=';
+                out[o++] = n > 2 ? b64_char(q & 63) : '=';
+                explicit_bzero(&q, sizeof(q));
+        }
+        out[o] = '\0';
+        return (int)o;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Strict base64 (RFC 4648, standard alphabet, padded) decoding straight into a caller's buffer. */
+/* Strict base64 (RFC 4648, standard alphabet, padded) decoding and encoding in a caller's buffer. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -11,3 +11,9 @@
  * On failure out may hold partial output: the caller wipes it (it is key material).
  */
 int base64_decode(const char *in, size_t len, uint8_t *out, size_t cap);
+
+/*
+ * Encode len bytes of in as padded standard base64, NUL-terminated, into out (cap bytes, at least
+ * 4 * ceil(len / 3) + 1). Returns the encoded length, -EMSGSIZE if it does not fit.
+ */
+int base64_encode(const uint8_t *in, size_t len, char *out, size_t cap);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The LUKS2 container of the thaw swap device and its thaw-* tokens, through libcryptsetup only. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,22 +123,51 @@ out:
 /*
  * Security: not CRYPT_ANY_SLOT. Anyone who can write the disk can add keyslots to this unsigned
  * header; libcryptsetup would run each one's KDF, so an argon2 slot asking for gigabytes or a
- * PBKDF2 slot with 10^9 iterations would hang or kill the boot. Only cheap PBKDF2 slots are tried.
+ * PBKDF2 slot with 10^9 iterations would hang or kill the boot. Only cheap PBKDF2 slots are tried,
+ * and for a passphrase typed by a person (argon2_max_kib > 0) also argon2 slots whose memory and
+ * work fit; one that does not is named in why instead of being tried.
  */
-static int slot_cheap(struct crypt_device *cd, int slot)
+static int slot_allowed(struct crypt_device *cd, int slot, uint64_t argon2_max_kib, char *why, size_t size)
 {
         struct crypt_pbkdf_type pbkdf;
         crypt_keyslot_info st = crypt_keyslot_status(cd, slot);
+        size_t used = why ? strlen(why) : 0;
+        uint64_t mem, work;
 
         if (st != CRYPT_SLOT_ACTIVE && st != CRYPT_SLOT_ACTIVE_LAST)
                 return 0; /* inactive, or unbound: it cannot open the data segment anyway */
         memset(&pbkdf, 0, sizeof(pbkdf));
         if (crypt_keyslot_get_pbkdf(cd, slot, &pbkdf) < 0 || !pbkdf.type)
                 return 0;
-        return strcmp(pbkdf.type, CRYPT_KDF_PBKDF2) == 0 && pbkdf.iterations <= LUKS_PBKDF2_ITER_MAX;
+        if (strcmp(pbkdf.type, CRYPT_KDF_PBKDF2) == 0)
+                return pbkdf.iterations <= LUKS_PBKDF2_ITER_MAX;
+        if (argon2_max_kib == 0 || (strcmp(pbkdf.type, CRYPT_KDF_ARGON2I) != 0 &&
+                                    strcmp(pbkdf.type, CRYPT_KDF_ARGON2ID) != 0))
+                return 0;
+        mem = pbkdf.max_memory_kb;
+        work = mem * pbkdf.iterations;
+        if (mem <= argon2_max_kib && work <= LUKS_ARGON2_WORK_MAX)
+                return 1;
+        if (why && used < size) {
+                if (mem > argon2_max_kib)
+                        snprintf(why + used, size - used, "%skeyslot %d (%s) needs %" PRIu64
+                                 " KiB of memory, more than half of the RAM (%" PRIu64 " KiB): not tried",
+                                 used ? "; " : "", slot, pbkdf.type, mem, argon2_max_kib);
+                else
+                        snprintf(why + used, size - used, "%skeyslot %d (%s) asks for %u passes over %"
+                                 PRIu64 " KiB, more than thaw allows: not tried", used ? "; " : "", slot,
+                                 pbkdf.type, pbkdf.iterations, mem);
+        }
+        return 0;
 }
 
-int luks_activate(const char *dev, const char *name, const struct secret *key)
+static int slot_cheap(struct crypt_device *cd, int slot)
+{
+        return slot_allowed(cd, slot, 0, NULL, 0);
+}
+
+static int activate(const char *dev, const char *name, const struct secret *key, uint64_t argon2_max_kib,
+                    char *why, size_t size)
 {
         struct crypt_device *cd = NULL;
         int r, slots;
@@ -148,15 +178,28 @@ int luks_activate(const char *dev, const char *name, const struct secret *key)
         if (r < 0)
                 return r;
         slots = crypt_keyslot_max(CRYPT_LUKS2);
-        r = -EPERM; /* no cheap keyslot takes this key (or there is none) */
+        r = -EPERM; /* no allowed keyslot takes this key (or there is none) */
         for (int slot = 0; slot < slots && r == -EPERM; slot++) {
-                if (!slot_cheap(cd, slot))
+                if (argon2_max_kib ? !slot_allowed(cd, slot, argon2_max_kib, why, size) : !slot_cheap(cd, slot))
                         continue;
                 /* With name NULL this only checks the key: no device-mapper needed. */
                 r = crypt_activate_by_passphrase(cd, name, slot, (const char *)key->data, key->len, 0);
         }
         crypt_free(cd);
         return r < 0 ? r : 0; /* other errors than -EPERM are not the key's: they stop the search */
+}
+
+int luks_activate(const char *dev, const char *name, const struct secret *key)
+{
+        return activate(dev, name, key, 0, NULL, 0);
+}
+
+int luks_activate_passphrase(const char *dev, const char *name, const struct secret *key,
+                             uint64_t argon2_max_kib, char *why, size_t size)
+{
+        if (why && size)
+                why[0] = '\0';
+        return activate(dev, name, key, argon2_max_kib ? argon2_max_kib : 1, why, size);
 }
 
 int luks_check_key(const char *dev, const struct secret *key)

@@ -13,6 +13,11 @@
  * boot for seconds or minutes per key, or exhaust the initramfs's memory. Ours use LUKS_PBKDF2_ITER.
  */
 #define LUKS_PBKDF2_ITER_MAX 100000
+/*
+ * The most argon2 work (passes times KiB of memory) a passphrase keyslot may ask for: 16 GiB-passes,
+ * about 10 s on one current core (1 GiB at 16 passes, 64 MiB at 256).
+ */
+#define LUKS_ARGON2_WORK_MAX (16ull << 20)
 
 /* 1 if dev carries a LUKS2 header, 0 if not (none, LUKS1, damaged), -ENOENT if dev is absent, other -errno. */
 int luks_probe(const char *dev);
@@ -29,6 +34,15 @@ int luks_format(const char *dev, const char *label, const struct keychain *srcs,
  * most LUKS_PBKDF2_ITER_MAX iterations. -EPERM: none of them takes this key.
  */
 int luks_activate(const char *dev, const char *name, const struct secret *key);
+/*
+ * The same for a passphrase typed by a person: argon2i/argon2id keyslots are tried too, when their
+ * memory cost is at most argon2_max_kib (the caller passes half of MemTotal) and their work at
+ * most LUKS_ARGON2_WORK_MAX. A keyslot refused for its cost is named in why, one clause each
+ * ("keyslot 1 (argon2id) needs 1048576 KiB of memory, more than half of the RAM (250000 KiB): not
+ * tried"); why is "" if none was. -EPERM: no allowed keyslot takes this key.
+ */
+int luks_activate_passphrase(const char *dev, const char *name, const struct secret *key,
+                             uint64_t argon2_max_kib, char *why, size_t size);
 /* Close /dev/mapper/name; if it is busy, deferred: the kernel removes it at its last close (0). */
 int luks_deactivate(const char *name);
 /* Test key against dev's keyslots without activating anything (works without device-mapper). */

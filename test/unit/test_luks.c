@@ -174,7 +174,7 @@ static void sha256(const uint8_t *buf, size_t len, uint8_t out[32])
  * unauthenticated LUKS2 JSON so keyslot `slot` claims `iterations` PBKDF2 iterations, and fix up
  * the header checksums (binary header at 0 and its copy at hdr_size; csum at byte 448).
  */
-static void craft_iterations(const char *path, int slot, int64_t iterations)
+static void craft_kdf(const char *path, int slot, const char *field, int64_t value)
 {
         static uint8_t hdr[2][1u << 20];
         struct json_object *root, *ks, *kdf;
@@ -195,7 +195,7 @@ static void craft_iterations(const char *path, int slot, int64_t iterations)
         assert_true(json_object_object_get_ex(root, "keyslots", &ks));
         assert_true(json_object_object_get_ex(ks, name, &ks));
         assert_true(json_object_object_get_ex(ks, "kdf", &kdf));
-        json_object_object_add(kdf, "iterations", json_object_new_int64(iterations));
+        json_object_object_add(kdf, field, json_object_new_int64(value));
         text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
         assert_true(strlen(text) < size - 4096);
         for (int c = 0; c < 2; c++) {
@@ -207,6 +207,11 @@ static void craft_iterations(const char *path, int slot, int64_t iterations)
         }
         json_object_put(root);
         close(fd);
+}
+
+static void craft_iterations(const char *path, int slot, int64_t iterations)
+{
+        craft_kdf(path, slot, "iterations", iterations);
 }
 
 /*
@@ -277,6 +282,72 @@ static void test_expensive_slots_skipped(void **state)
         secret_freep(&k_max);
         secret_freep(&k_argon);
         secret_freep(&wrong);
+        unlink(copy);
+}
+
+/*
+ * A passphrase may open argon2 keyslots, but only those whose memory fits in half the RAM and whose
+ * work is bounded; the others are named, with their cost, and never run (so never OOM the boot).
+ */
+static void test_passphrase_argon2_limits(void **state)
+{
+        const struct crypt_pbkdf_type argon = {
+                .type = CRYPT_KDF_ARGON2ID, .iterations = 4, .max_memory_kb = 32, .parallel_threads = 1,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct crypt_pbkdf_type over = {
+                .type = CRYPT_KDF_PBKDF2, .hash = "sha256", .iterations = LUKS_PBKDF2_ITER_MAX + 1,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct secret *pw = NULL, *big = NULL, *slow = NULL, *pbk = NULL;
+        char copy[320], cmd[700], why[512], want[512];
+        int pw_slot, big_slot, slow_slot;
+        int64_t t0;
+
+        (void)state;
+        snprintf(copy, sizeof(copy), "%s/argon.img", dir);
+        snprintf(cmd, sizeof(cmd), "cp --sparse=always '%s' '%s'", img, copy);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(secret_random(20, &pw), 0);
+        assert_int_equal(secret_random(20, &big), 0);
+        assert_int_equal(secret_random(20, &slow), 0);
+        assert_int_equal(secret_random(20, &pbk), 0);
+        pw_slot = add_slot(copy, &argon, pw);
+        big_slot = add_slot(copy, &argon, big);
+        slow_slot = add_slot(copy, &argon, slow);
+        add_slot(copy, &over, pbk);
+        /* Crafted costs: running either for real would take gigabytes or minutes. */
+        craft_kdf(copy, big_slot, "memory", 4194304);
+        craft_kdf(copy, slow_slot, "time", 1 << 20);
+
+        assert_int_equal(luks_activate_passphrase(copy, NULL, pw, 1024, why, sizeof(why)), 0);
+        assert_int_equal(luks_check_key(copy, pw), -EPERM); /* machine keys never run argon2 */
+        assert_int_equal(luks_activate_passphrase(copy, NULL, pw, 16, why, sizeof(why)), -EPERM);
+        snprintf(want, sizeof(want), "keyslot %d (argon2id) needs 32 KiB of memory, more than half of "
+                 "the RAM (16 KiB): not tried; keyslot %d (argon2id) needs 4194304 KiB of memory, more "
+                 "than half of the RAM (16 KiB): not tried; keyslot %d (argon2id) needs 32 KiB of memory, "
+                 "more than half of the RAM (16 KiB): not tried", pw_slot, big_slot, slow_slot);
+        assert_string_equal(why, want);
+
+        t0 = now_ms();
+        assert_int_equal(luks_activate_passphrase(copy, NULL, big, 1048576, why, sizeof(why)), -EPERM);
+        assert_true(now_ms() - t0 < 5000);
+        snprintf(want, sizeof(want), "keyslot %d (argon2id) needs 4194304 KiB of memory, more than half "
+                 "of the RAM (1048576 KiB): not tried; keyslot %d (argon2id) asks for 1048576 passes "
+                 "over 32 KiB, more than thaw allows: not tried", big_slot, slow_slot);
+        assert_string_equal(why, want);
+        t0 = now_ms();
+        assert_int_equal(luks_activate_passphrase(copy, NULL, slow, 1048576, why, sizeof(why)), -EPERM);
+        assert_true(now_ms() - t0 < 5000);
+        /* PBKDF2 as for every key: over the iteration cap it is not tried. */
+        assert_int_equal(luks_activate_passphrase(copy, NULL, pbk, 1048576, NULL, 0), -EPERM);
+        assert_int_equal(luks_activate_passphrase(copy, NULL, keys[1], 1048576, why, sizeof(why)), 0);
+        assert_string_equal(why, ""); /* it opened before reaching the costly slots */
+
+        secret_freep(&pw);
+        secret_freep(&big);
+        secret_freep(&slow);
+        secret_freep(&pbk);
         unlink(copy);
 }
 
@@ -456,6 +527,7 @@ int main(void)
                 cmocka_unit_test(test_tokens_bound_to_keyslots),
                 cmocka_unit_test(test_check_key),
                 cmocka_unit_test(test_expensive_slots_skipped),
+                cmocka_unit_test(test_passphrase_argon2_limits),
                 cmocka_unit_test(test_uuid),
                 cmocka_unit_test(test_header_holds_no_key),
                 cmocka_unit_test(test_foreign_tokens_ignored),

@@ -12,7 +12,8 @@ VERSION   := 0.1.0
 
 B        ?= build
 CC       ?= cc
-PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4
+PKGS     := libcryptsetup libkeyutils json-c blkid zlib lzo2 liblz4 \
+            tss2-esys tss2-mu tss2-rc tss2-tctildr libcrypto
 # Only the header: the imds: key source loads libcurl with dlopen() when it is used.
 DLPKGS   := libcurl
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes

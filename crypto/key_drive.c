@@ -127,8 +127,10 @@ static int drive_type(const char *dev, char *type, size_t size)
         return r;
 }
 
-static int drive_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
+static int drive_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
+        const char *root = ctx->root;
+        int64_t deadline_ms = ctx->deadline_ms;
         char label[DRIVE_LABEL_MAX + 1], path[KEYSRC_ARG_MAX], dev[PATH_MAX], mnt[PATH_MAX], key[PATH_MAX];
         char type[16];
         int n, r;

@@ -44,8 +44,10 @@ static int fwcfg_check(const char *arg)
         }
 }
 
-static int fwcfg_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
+static int fwcfg_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
+        const char *root = ctx->root;
+        int64_t deadline_ms = ctx->deadline_ms;
         char path[4096], dir[4096];
         bool dir_seen = false;
         int n, r;

@@ -313,8 +313,10 @@ static int body_to_key(const struct secret *body, bool b64, struct secret **out)
         return 0;
 }
 
-static int imds_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
+static int imds_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
+        const char *root = ctx->root;
+        int64_t deadline_ms = ctx->deadline_ms;
         char url[IMDS_BASE_MAX + KEYSRC_ARG_MAX];
         struct curl_slist *hdr = NULL;
         struct body b = { 0 };

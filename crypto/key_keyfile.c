@@ -20,13 +20,12 @@ static int keyfile_check(const char *arg)
 }
 
 /* A key file is there or not: nothing loads it later, so absence is reported at once. */
-static int keyfile_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
+static int keyfile_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
         char path[4096];
         int n;
 
-        (void)deadline_ms;
-        n = snprintf(path, sizeof(path), "%s%s", root, arg);
+        n = snprintf(path, sizeof(path), "%s%s", ctx->root, arg);
         if (n < 0 || (size_t)n >= sizeof(path))
                 return -ENAMETOOLONG;
         return keysrc_read_path(path, out);

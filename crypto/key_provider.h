@@ -3,14 +3,24 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include "keysrc.h"
 #include "secret.h"
+
+struct json_object;
 
 struct key_provider {
         const char *name;                  /* the "name:" prefix of a source, e.g. "fwcfg" */
-        /* 0 if arg is well formed for this provider, -EINVAL if not. */
+        /* 0 if arg is well formed for this provider, -EINVAL if not ("" for a bare name). */
         int (*check)(const char *arg);
         /* Fetch the key named by arg; contract of keysrc_fetch(). */
-        int (*fetch)(const char *arg, const char *root, int64_t deadline_ms, struct secret **out);
+        int (*fetch)(const char *arg, const struct keysrc_ctx *ctx, struct secret **out);
+        /*
+         * Optional, for sources that make their key at enrollment (tpm2 seals a fresh one): the
+         * new key into *key, and the provider's fields added to token, which already holds type,
+         * keyslots and thaw-source. NULL: enrollment fetch()es the key and adds no field.
+         */
+        int (*enroll)(const char *arg, const struct keysrc_ctx *ctx, struct secret **key,
+                      struct json_object *token);
 };
 
 extern const struct key_provider key_fwcfg_provider;
@@ -18,6 +28,7 @@ extern const struct key_provider key_keyfile_provider;
 extern const struct key_provider key_smbios_provider;
 extern const struct key_provider key_drive_provider;
 extern const struct key_provider key_imds_provider;
+extern const struct key_provider key_tpm2_provider;
 
 /* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
 int keysrc_read_path(const char *path, struct secret **out);
@@ -35,3 +46,9 @@ int drive_key_path(const char *mnt, const char *path, char *out, size_t size);
  * address. For tests and explicit administrator choice only; the boot never calls it. 0 or -EINVAL.
  */
 int imds_allow_base(const char *base);
+
+/*
+ * Let tpm2 sources use tcti ("swtpm:host=127.0.0.1,port=2321") instead of ROOT/dev/tpmrm0. For
+ * tests and explicit administrator choice only; the boot never calls it. 0 or -EINVAL.
+ */
+int tpm2_use_tcti(const char *tcti);

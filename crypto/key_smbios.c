@@ -161,8 +161,10 @@ static int scan_entries(const char *dir, const char *name, struct secret **out)
         return r;
 }
 
-static int smbios_fetch(const char *arg, const char *root, int64_t deadline_ms, struct secret **out)
+static int smbios_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
+        const char *root = ctx->root;
+        int64_t deadline_ms = ctx->deadline_ms;
         char dir[4096];
         bool dir_seen = false;
         int n, r;

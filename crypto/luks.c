@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <libcryptsetup.h>
@@ -11,7 +12,6 @@
 
 #define LUKS_VK_SIZE 64          /* aes-xts with two 256-bit keys */
 #define LUKS_SECTOR 4096
-#define LUKS_TOKEN_MAX 32        /* LUKS2 token ids are 0..31 */
 
 /* A library never prints: errors reach the caller as -errno and the program logs them once. */
 static void log_silent(int level, const char *msg, void *usrptr)
@@ -63,43 +63,40 @@ int luks_probe(const char *dev)
         return r < 0 ? r : 1;
 }
 
-static int add_source(struct crypt_device *cd, const struct secret *vk, const struct keysrc *src,
-                      const struct secret *key)
+static int add_source(struct crypt_device *cd, const struct secret *vk, const struct keysrc_enrollment *e)
 {
-        char json[LUKS_TOKEN_JSON_MAX];
         int slot, token, r;
 
-        if (!key || key->len == 0)
+        if (!e->key || e->key->len == 0 || !e->token || strlen(e->token) >= LUKS_TOKEN_JSON_MAX)
                 return -EINVAL;
-        r = luks_token_build(src, json, sizeof(json));
-        if (r < 0)
-                return r;
         slot = crypt_keyslot_add_by_volume_key(cd, CRYPT_ANY_SLOT, (const char *)vk->data, vk->len,
-                                               (const char *)key->data, key->len);
+                                               (const char *)e->key->data, e->key->len);
         if (slot < 0)
                 return slot;
-        token = crypt_token_json_set(cd, CRYPT_ANY_TOKEN, json);
+        token = crypt_token_json_set(cd, CRYPT_ANY_TOKEN, e->token);
         if (token < 0)
                 return token;
         r = crypt_token_assign_keyslot(cd, token, slot);
-        return r < 0 ? r : 0;
+        return r < 0 ? r : token;
 }
 
-int luks_format(const char *dev, const char *label, const struct keychain *srcs, struct secret *const *keys)
+/* The key is 256 random bits (or a sealed one): stretching buys nothing, argon2 would cost memory. */
+static const struct crypt_pbkdf_type thaw_pbkdf = {
+        .type = CRYPT_KDF_PBKDF2,
+        .hash = "sha256",
+        .iterations = LUKS_PBKDF2_ITER,
+        .flags = CRYPT_PBKDF_NO_BENCHMARK,
+};
+
+int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e)
 {
-        /* The key is 256 random bits: stretching buys nothing, and argon2 would cost initramfs memory. */
-        struct crypt_pbkdf_type pbkdf = {
-                .type = CRYPT_KDF_PBKDF2,
-                .hash = "sha256",
-                .iterations = LUKS_PBKDF2_ITER,
-                .flags = CRYPT_PBKDF_NO_BENCHMARK,
-        };
+        struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
         struct crypt_params_luks2 params = { .pbkdf = &pbkdf, .sector_size = LUKS_SECTOR, .label = label };
         struct crypt_device *cd = NULL;
         struct secret *vk = NULL;
         int r;
 
-        if (!srcs || !keys || srcs->n == 0 || srcs->n > KEYCHAIN_MAX)
+        if (!e || n == 0 || n > KEYCHAIN_MAX)
                 return -EINVAL;
         r = luks_open(dev, 0, &cd);
         if (r < 0)
@@ -112,8 +109,8 @@ int luks_format(const char *dev, const char *label, const struct keychain *srcs,
                 goto out;
         r = crypt_format(cd, CRYPT_LUKS2, "aes", "xts-plain64", NULL, (const char *)vk->data, vk->len,
                          &params);
-        for (size_t i = 0; r >= 0 && i < srcs->n; i++)
-                r = add_source(cd, vk, &srcs->src[i], keys[i]);
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = add_source(cd, vk, &e[i]);
 out:
         secret_free(vk);
         crypt_free(cd); /* also wipes libcryptsetup's own copy of the volume key */
@@ -207,6 +204,154 @@ int luks_check_key(const char *dev, const struct secret *key)
         return luks_activate(dev, NULL, key);
 }
 
+/* The volume key, recovered through the first cheap keyslot that takes key; -EPERM if none does. */
+static int volume_key(struct crypt_device *cd, const struct secret *key, struct secret **out)
+{
+        struct secret *vk = NULL;
+        int r, slots = crypt_keyslot_max(CRYPT_LUKS2);
+
+        r = secret_new(LUKS_VK_SIZE * 2, &vk);
+        if (r < 0)
+                return r;
+        r = -EPERM;
+        for (int slot = 0; slot < slots && r == -EPERM; slot++) {
+                size_t len = vk->cap;
+
+                if (!slot_cheap(cd, slot))
+                        continue;
+                r = crypt_volume_key_get(cd, slot, (char *)vk->data, &len, (const char *)key->data, key->len);
+                if (r >= 0)
+                        vk->len = len;
+        }
+        if (r < 0) {
+                secret_free(vk);
+                return r;
+        }
+        *out = vk;
+        return 0;
+}
+
+int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id)
+{
+        struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
+        struct crypt_device *cd = NULL;
+        struct secret *vk = NULL;
+        int r;
+
+        if (!unlock || unlock->len == 0 || !e || !token_id)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        r = volume_key(cd, unlock, &vk);
+        if (r == 0)
+                r = crypt_set_pbkdf_type(cd, &pbkdf);
+        if (r == 0)
+                r = add_source(cd, vk, e);
+        if (r >= 0)
+                *token_id = r;
+        secret_free(vk);
+        crypt_free(cd);
+        return r < 0 ? r : 0;
+}
+
+int luks_token_remove(const char *dev, int id)
+{
+        struct crypt_device *cd = NULL;
+        const char *type = NULL;
+        int r, slots, active = 0, bound = 0;
+
+        if (id < 0 || id >= LUKS_TOKENS_MAX)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        if (crypt_token_status(cd, id, &type) == CRYPT_TOKEN_INACTIVE) {
+                r = -ENOENT;
+                goto out;
+        }
+        slots = crypt_keyslot_max(CRYPT_LUKS2);
+        for (int slot = 0; slot < slots; slot++) {
+                crypt_keyslot_info st = crypt_keyslot_status(cd, slot);
+
+                if (st != CRYPT_SLOT_ACTIVE && st != CRYPT_SLOT_ACTIVE_LAST)
+                        continue;
+                active++;
+                if (crypt_token_is_assigned(cd, id, slot) == 0)
+                        bound++;
+        }
+        /* Refused before anything changes: a device with no keyslot left has lost its data. */
+        if (bound >= active) {
+                r = -EBUSY;
+                goto out;
+        }
+        for (int slot = 0; slot < slots && r >= 0; slot++) {
+                if (crypt_token_is_assigned(cd, id, slot) == 0)
+                        r = crypt_keyslot_destroy(cd, slot);
+        }
+        if (r >= 0)
+                r = crypt_token_json_set(cd, id, NULL);
+out:
+        crypt_free(cd);
+        return r < 0 ? r : 0;
+}
+
+void luks_tokens_free(struct luks_tokens *t)
+{
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->n; i++)
+                free(t->t[i].json);
+        free(t);
+}
+
+int luks_tokens_read(const char *dev, struct luks_tokens **out)
+{
+        struct crypt_device *cd = NULL;
+        struct luks_tokens *t;
+        int r, slots;
+
+        if (!out)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        t = calloc(1, sizeof(*t));
+        if (!t) {
+                crypt_free(cd);
+                return -ENOMEM;
+        }
+        slots = crypt_keyslot_max(CRYPT_LUKS2);
+        for (int id = 0; id < LUKS_TOKENS_MAX && r >= 0; id++) {
+                struct luks_token_info *i = &t->t[t->n];
+                const char *type = NULL, *json = NULL;
+
+                if (crypt_token_status(cd, id, &type) == CRYPT_TOKEN_INACTIVE || !type)
+                        continue;
+                if (crypt_token_json_get(cd, id, &json) < 0 || !json ||
+                    strnlen(json, LUKS_TOKEN_READ_MAX + 1) > LUKS_TOKEN_READ_MAX)
+                        continue;
+                i->id = id;
+                snprintf(i->type, sizeof(i->type), "%s", type);
+                for (int slot = 0; slot < slots && slot < 32; slot++) {
+                        if (crypt_token_is_assigned(cd, id, slot) == 0)
+                                i->keyslots |= 1u << slot;
+                }
+                i->json = strdup(json);
+                if (!i->json)
+                        r = -ENOMEM;
+                else
+                        t->n++;
+        }
+        crypt_free(cd);
+        if (r < 0) {
+                luks_tokens_free(t);
+                return r;
+        }
+        *out = t;
+        return 0;
+}
+
 int luks_deactivate(const char *name)
 {
         struct crypt_device *cd = NULL;
@@ -274,7 +419,7 @@ int luks_token_sources(const char *dev, struct keychain *out)
         r = luks_open(dev, 1, &cd);
         if (r < 0)
                 return r;
-        for (int t = 0; t < LUKS_TOKEN_MAX && c.n < KEYCHAIN_MAX; t++) {
+        for (int t = 0; t < LUKS_TOKENS_MAX && c.n < KEYCHAIN_MAX; t++) {
                 const char *json = NULL;
 
                 /* Tokens that are absent, foreign or malformed are skipped: they name no thaw source. */

@@ -2,6 +2,7 @@
 /* LUKS2 container of the thaw swap device, through libcryptsetup only. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include "keysrc.h"
 #include "secret.h"
 
@@ -23,11 +24,44 @@
 int luks_probe(const char *dev);
 
 /*
- * Format dev as LUKS2 (aes-xts-plain64, 512-bit volume key, 4096-byte sectors) and add one keyslot
- * per source: keys[i] unlocks it, and a token "thaw-<type>" naming srcs->src[i] (never the key)
- * is bound to that keyslot. label goes into the LUKS2 header label (may be NULL).
+ * Format dev as LUKS2 (aes-xts-plain64, 512-bit volume key, 4096-byte sectors) and add one PBKDF2
+ * keyslot per enrollment: e[i].key unlocks it, and the token e[i].token (keysrc_enroll(): it names
+ * the source, never holds the key) is bound to it. label goes into the LUKS2 label (may be NULL).
  */
-int luks_format(const char *dev, const char *label, const struct keychain *srcs, struct secret *const *keys);
+int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e);
+
+/*
+ * Add one more enrollment to dev: unlock (the key of one of its cheap keyslots, see
+ * luks_activate()) recovers the volume key, e->key gets a new PBKDF2 keyslot and e->token is bound
+ * to it. 0 and *token_id; -EPERM if unlock opens no cheap keyslot.
+ */
+int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id);
+
+/*
+ * Remove token id and the keyslots bound to it. -ENOENT: no such token; -EBUSY: it would remove
+ * the last active keyslot (the device could never be opened again).
+ */
+int luks_token_remove(const char *dev, int id);
+
+#define LUKS_TOKENS_MAX 32             /* LUKS2 token ids are 0..31 */
+#define LUKS_TOKEN_READ_MAX 65536      /* any token's JSON, ours or another tool's, capped */
+
+/* One token of a LUKS2 header as read: outside input, to be parsed strictly by its user. */
+struct luks_token_info {
+        int id;
+        char type[64];      /* "thaw-tpm2", "systemd-tpm2", … */
+        char *json;         /* the token's JSON text, at most LUKS_TOKEN_READ_MAX bytes */
+        uint32_t keyslots;  /* bit i: bound to keyslot i */
+};
+
+struct luks_tokens {
+        size_t n;
+        struct luks_token_info t[LUKS_TOKENS_MAX];
+};
+
+/* Every token of dev, in id order (tokens larger than the cap are left out). */
+int luks_tokens_read(const char *dev, struct luks_tokens **out);
+void luks_tokens_free(struct luks_tokens *t);   /* NULL ok */
 
 /*
  * Activate dev as /dev/mapper/name with key, trying only the active keyslots that use PBKDF2 with at

@@ -146,17 +146,20 @@ static int refuse(const struct setup_opts *o)
         return 0;
 }
 
-static int fetch_keys(const struct setup_opts *o, const struct keychain *chain, struct secret **keys)
+/* The key (fetched, or made and sealed) and the token of each source, before anything is written. */
+static int enroll_keys(const struct setup_opts *o, const struct keychain *chain, struct keysrc_enrollment *e)
 {
         for (size_t i = 0; i < chain->n; i++) {
-                char name[KEYSRC_ARG_MAX + 16];
-                int r = keysrc_fetch(&chain->src[i], o->root, clock_now_ms() + FETCH_WAIT_MS, &keys[i]);
+                char name[KEYSRC_ARG_MAX + 16], detail[512] = "";
+                struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + FETCH_WAIT_MS,
+                                         .detail = detail, .detail_size = sizeof(detail) };
+                int r = keysrc_enroll(&chain->src[i], &kc, &e[i]);
 
                 if (r < 0) {
                         if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
                                 name[0] = '\0';
                         log_msg(LOG_ERR, "cannot read the key from %s (%s): nothing written to %s", name,
-                                r == -ENOENT ? "not found" : strerror(-r), o->device);
+                                detail[0] ? detail : r == -ENOENT ? "not found" : strerror(-r), o->device);
                         return r;
                 }
         }
@@ -201,12 +204,12 @@ static int conf_dir_ready(const struct setup_opts *o)
 
 /* Format, open, make swap, record. Keys are only used here, and freed by the caller. */
 static int format_and_open(const struct setup_opts *o, const struct keychain *chain,
-                           struct secret **keys, char *uuid, size_t usize)
+                           const struct keysrc_enrollment *e, char *uuid, size_t usize)
 {
         char mapper[PATH_MAX], rel[DM_MAPPER_PATH_MAX], swap_uuid[37];
         int r;
 
-        r = luks_format(o->device, o->label, chain, keys);
+        r = luks_format(o->device, o->label, chain->n, e);
         if (r < 0) {
                 log_msg(LOG_ERR, "formatting %s as LUKS2 failed (%s)", o->device, strerror(-r));
                 return r;
@@ -220,7 +223,7 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
                 log_msg(LOG_INFO, "%s is LUKS2 (UUID %s), not opened (--format-only)", o->device, uuid);
                 return 0;
         }
-        r = luks_activate(o->device, o->name, keys[0]);
+        r = luks_activate(o->device, o->name, e[0].key);
         if (r < 0) {
                 log_msg(LOG_ERR, "%s is LUKS2 now, but opening it as /dev/mapper/%s failed (%s)",
                         o->device, o->name, strerror(-r));
@@ -246,7 +249,7 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
 enum cmd_status cmd_setup(int argc, char **argv)
 {
         struct setup_opts o = { .name = ARGS_NAME_DEFAULT, .root = "" };
-        struct secret *keys[KEYCHAIN_MAX] = { NULL };
+        struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
         char uuid[64], spec[KEYCHAIN_SPEC_MAX];
         struct keychain chain;
         enum cmd_status st;
@@ -272,7 +275,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
                                 strerror(-r), o.device);
         }
         if (r == 0)
-                r = fetch_keys(&o, &chain, keys);
+                r = enroll_keys(&o, &chain, e);
         if (r < 0)
                 goto out;
         if (luks_is_active(o.name) == 1) {
@@ -285,7 +288,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
         r = refuse_in_use(&o, " (checked again after fetching the keys)");
         if (r < 0)
                 goto out;
-        r = format_and_open(&o, &chain, keys, uuid, sizeof(uuid));
+        r = format_and_open(&o, &chain, e, uuid, sizeof(uuid));
         if (r < 0)
                 goto out;
         r = write_conf(&o, uuid, spec);
@@ -301,6 +304,6 @@ enum cmd_status cmd_setup(int argc, char **argv)
 out:
         /* Every path, success included, wipes every key we fetched. */
         for (size_t i = 0; i < KEYCHAIN_MAX; i++)
-                secret_free(keys[i]);
+                keysrc_enrollment_free(&e[i]);
         return r < 0 ? CMD_FAILED : CMD_OK;
 }

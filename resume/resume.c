@@ -32,6 +32,8 @@
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
         .fetch = keysrc_fetch,
+        .tokens = luks_tokens_read,
+        .tokens_free = luks_tokens_free,
         .activate = luks_activate,
         .deactivate = luks_deactivate,
         .is_active = luks_is_active,
@@ -203,10 +205,69 @@ static int key_chain(const struct resume_ctx *c, struct keychain *chain, char *w
         return r;
 }
 
+/* One line as soon as a source fails and another is left, so each failure is told apart. */
+static void next_source(const struct resume_ctx *c, const struct keychain *chain, size_t i,
+                        const char *what)
+{
+        char name[KEYSRC_ARG_MAX + 16], next[KEYSRC_ARG_MAX + 16];
+
+        if (i + 1 >= chain->n)
+                return; /* the last one: the summary line says it */
+        if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
+                name[0] = '\0';
+        if (keysrc_format(&chain->src[i + 1], next, sizeof(next)) < 0)
+                next[0] = '\0';
+        SAY(c, LOG_WARNING, "cannot get the key from %s (%s): trying %s", name, what, next);
+}
+
 /* Try each source in order; 0 once one unlocks dev, else why lists what each did. */
+static int try_chain(const struct resume_ctx *c, const struct keychain *chain, const char *dev,
+                     const struct keysrc_ctx *kc, char *why, size_t size)
+{
+        int r;
+
+        for (size_t i = 0; i < chain->n; i++) {
+                struct secret *key = NULL;
+                char name[KEYSRC_ARG_MAX + 16];
+
+                kc->detail[0] = '\0';
+                r = c->ops->fetch(&chain->src[i], kc, &key);
+                if (r < 0) {
+                        const char *what = kc->detail[0] ? kc->detail : reason(r);
+
+                        add_reason(why, size, &chain->src[i], what);
+                        next_source(c, chain, i, what);
+                        continue;
+                }
+                r = c->ops->activate(dev, c->args->name, key);
+                secret_free(key); /* the key is not needed past activation, whatever happened */
+                if (r == 0) {
+                        if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
+                                name[0] = '\0';
+                        SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s", dev, c->args->name,
+                            name);
+                        return 0;
+                }
+                if (r == -EPERM)
+                        next_source(c, chain, i, reason(r));
+                if (r != -EPERM) {
+                        /* Not the key's fault: another key would fail the same way. */
+                        add_reason(why, size, &chain->src[i], "activation failed: ");
+                        snprintf(why + strlen(why), size - strlen(why), "%s", strerror(-r));
+                        return r;
+                }
+                add_reason(why, size, &chain->src[i], reason(r));
+        }
+        return -ENOKEY;
+}
+
 static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline, char *why,
                   size_t size)
 {
+        char detail[512];
+        struct keysrc_ctx kc = { .root = c->root, .deadline_ms = deadline, .device = dev,
+                                 .detail = detail, .detail_size = sizeof(detail) };
+        struct luks_tokens *tokens = NULL;
         struct keychain chain = { 0 };
         int r;
 
@@ -214,33 +275,16 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
         r = key_chain(c, &chain, why, size);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < chain.n; i++) {
-                struct secret *key = NULL;
-                char name[KEYSRC_ARG_MAX + 16];
-
-                r = c->ops->fetch(&chain.src[i], c->root, deadline, &key);
-                if (r < 0) {
-                        add_reason(why, size, &chain.src[i], reason(r));
-                        continue;
-                }
-                r = c->ops->activate(dev, c->args->name, key);
-                secret_free(key); /* the key is not needed past activation, whatever happened */
-                if (r == 0) {
-                        if (keysrc_format(&chain.src[i], name, sizeof(name)) < 0)
-                                name[0] = '\0';
-                        SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s", dev, c->args->name,
-                            name);
-                        return 0;
-                }
-                if (r != -EPERM) {
-                        /* Not the key's fault: another key would fail the same way. */
-                        add_reason(why, size, &chain.src[i], "activation failed: ");
-                        snprintf(why + strlen(why), size - strlen(why), "%s", strerror(-r));
-                        return r;
-                }
-                add_reason(why, size, &chain.src[i], reason(r));
-        }
-        return -ENOKEY;
+        /*
+         * Security: the tokens only hand a provider what its source, named by the chain, looks for
+         * (a sealed blob for tpm2); they never add a source. Unreadable tokens are no tokens.
+         */
+        if (c->ops->tokens && c->ops->tokens(dev, &tokens) == 0)
+                kc.tokens = tokens;
+        r = try_chain(c, &chain, dev, &kc, why, size);
+        if (tokens && c->ops->tokens_free)
+                c->ops->tokens_free(tokens);
+        return r;
 }
 
 /* Close the mapping so the real system cannot swapon it and destroy the image. */

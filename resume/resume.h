@@ -31,7 +31,10 @@ enum resume_outcome {
 /* The steps that need device-mapper or the kernel; tests replace them. */
 struct resume_ops {
         int (*probe)(const char *dev);
-        int (*fetch)(const struct keysrc *s, const char *root, int64_t deadline_ms, struct secret **out);
+        int (*fetch)(const struct keysrc *s, const struct keysrc_ctx *ctx, struct secret **out);
+        /* The device's tokens, for providers that keep their sealed key there (may be NULL). */
+        int (*tokens)(const char *dev, struct luks_tokens **out);
+        void (*tokens_free)(struct luks_tokens *t);
         int (*activate)(const char *dev, const char *name, const struct secret *key);
         int (*deactivate)(const char *name);
         int (*is_active)(const char *name);

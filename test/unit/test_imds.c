@@ -68,9 +68,10 @@ static void fetch(const char *spec, int64_t wait_ms, int expect, int64_t max_ms,
 {
         struct keysrc s;
         int64_t start = clock_now_ms();
+        struct keysrc_ctx kc = { .root = "", .deadline_ms = start + wait_ms };
 
         assert_int_equal(keysrc_parse(spec, &s), 0);
-        assert_int_equal(keysrc_fetch(&s, "", start + wait_ms, out), expect);
+        assert_int_equal(keysrc_fetch(&s, &kc, out), expect);
         if (clock_now_ms() - start > max_ms)
                 fail_msg("%s took %lld ms, more than %lld", spec, (long long)(clock_now_ms() - start),
                          (long long)max_ms);

@@ -163,10 +163,11 @@ static void test_format_round_trip(void **state)
 
 static void fetch_one(const char *spec, int64_t wait_ms, int expect, struct secret **out)
 {
+        struct keysrc_ctx kc = { .root = root, .deadline_ms = clock_now_ms() + wait_ms };
         struct keysrc s;
 
         assert_int_equal(keysrc_parse(spec, &s), 0);
-        assert_int_equal(keysrc_fetch(&s, root, clock_now_ms() + wait_ms, out), expect);
+        assert_int_equal(keysrc_fetch(&s, &kc, out), expect);
 }
 
 static void test_fwcfg(void **state)
@@ -275,14 +276,15 @@ static void test_keyfile(void **state)
 
 static void test_fetch_invalid(void **state)
 {
+        struct keysrc_ctx kc = { .root = root };
         struct keysrc s = { .type = KEYSRC__MAX };
         struct secret *k = NULL;
 
         (void)state;
-        assert_int_equal(keysrc_fetch(&s, root, 0, &k), -EINVAL);
+        assert_int_equal(keysrc_fetch(&s, &kc, &k), -EINVAL);
         s.type = KEYSRC_FWCFG;
         snprintf(s.arg, sizeof(s.arg), "../../../etc/shadow"); /* built by hand, never parsed */
-        assert_int_equal(keysrc_fetch(&s, root, 0, &k), -EINVAL);
+        assert_int_equal(keysrc_fetch(&s, &kc, &k), -EINVAL);
         assert_null(k);
 }
 

@@ -34,6 +34,21 @@ static void make_file(const char *path)
         close(fd);
 }
 
+/* luks_format() with each source's plain token, as keysrc_enroll() makes it for fetched keys. */
+static int format(const char *path, const char *label, const struct keychain *c, struct secret **k)
+{
+        static char tok[KEYCHAIN_MAX][LUKS_TOKEN_JSON_MAX];
+        struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
+
+        for (size_t i = 0; i < c->n; i++) {
+                if (luks_token_build(&c->src[i], tok[i], sizeof(tok[i])) < 0)
+                        return -1;
+                e[i].key = k[i];
+                e[i].token = tok[i];
+        }
+        return luks_format(path, label, c->n, e);
+}
+
 static int setup(void **state)
 {
         (void)state;
@@ -47,7 +62,7 @@ static int setup(void **state)
         if (keychain_parse(SPEC, &chain) < 0 || secret_random(32, &keys[0]) < 0 || secret_random(32, &keys[1]) < 0)
                 return -1;
         /* Formatted once: PBKDF2 at 1000 iterations is quick, but the tests share one container. */
-        return luks_format(img, "thaw-test", &chain, keys) == 0 ? 0 : -1;
+        return format(img, "thaw-test", &chain, keys) == 0 ? 0 : -1;
 }
 
 static int teardown(void **state)

@@ -16,6 +16,7 @@
 
 #include "faketree.h"
 #include "luks.h"
+#include "luks_token.h"
 #include "resume.h"
 #include "swsusp.h"
 
@@ -385,6 +386,9 @@ static void test_activation_error_stops_chain(void **state)
  */
 static void test_tokens_ignored(void **state)
 {
+        struct keysrc_ctx kc = { .root = ft_root };
+        struct keysrc_enrollment e = { 0 };
+        char token[LUKS_TOKEN_JSON_MAX];
         struct secret *key = NULL;
         struct keychain chain;
         char dev[PATH_MAX], want[PATH_MAX + 256];
@@ -397,8 +401,11 @@ static void test_tokens_ignored(void **state)
         assert_int_equal(ftruncate(fd, 20 << 20), 0); /* room for the 16 MiB LUKS2 header */
         close(fd);
         assert_int_equal(keychain_parse("keyfile:/keys/good", &chain), 0);
-        assert_int_equal(keysrc_fetch(&chain.src[0], ft_root, 0, &key), 0);
-        assert_int_equal(luks_format(dev, NULL, &chain, &key), 0);
+        assert_int_equal(keysrc_fetch(&chain.src[0], &kc, &key), 0);
+        assert_int_equal(luks_token_build(&chain.src[0], token, sizeof(token)), 0);
+        e.key = key;
+        e.token = token;
+        assert_int_equal(luks_format(dev, NULL, 1, &e), 0);
         secret_free(key);
         assert_int_equal(luks_token_sources(dev, &chain), 0);
         assert_int_equal(chain.n, 1); /* the header does name keyfile:/keys/good */

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Key provider "tpm2[:pcrs=7+11][,bank=sha256][,lock=15]": a key sealed to the TPM2, in a thaw-tpm2 token. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "clock.h"
+#include "key_provider.h"
+#include "luks.h"
+#include "tpm2.h"
+#include "tpm2_token.h"
+
+#define TPM2_POLL_MS 100
+#define TPM2_KEY_SIZE 32
+#define LOCK_EVENT "thaw: TPM2 key unsealed; locked for the rest of this boot"
+
+static char tcti_override[256];
+
+int tpm2_use_tcti(const char *tcti)
+{
+        if (!tcti || !*tcti || strlen(tcti) >= sizeof(tcti_override))
+                return -EINVAL;
+        snprintf(tcti_override, sizeof(tcti_override), "%s", tcti);
+        return 0;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void detail(const struct keysrc_ctx *ctx, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (!ctx->detail || ctx->detail_size == 0)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(ctx->detail, ctx->detail_size, fmt, ap);
+        va_end(ap);
+}
+
+static int tpm2_check(const char *arg)
+{
+        struct tpm2_opts o;
+
+        return tpm2_opts_parse(arg, &o);
+}
+
+/* The TPM, waiting until the deadline for a driver that is late to make /dev/tpmrm0. */
+static int open_tpm(const struct keysrc_ctx *ctx, struct tpm2 **out)
+{
+        char tcti[4096 + 16];
+        int n, r;
+
+        if (tcti_override[0])
+                return tpm2_open(tcti_override, out);
+        n = snprintf(tcti, sizeof(tcti), "device:%s/dev/tpmrm0", ctx->root);
+        if (n < 0 || (size_t)n >= sizeof(tcti))
+                return -ENAMETOOLONG;
+        for (;;) {
+                int64_t left;
+
+                r = tpm2_open(tcti, out);
+                if (r != -ENODEV)
+                        break;
+                left = ctx->deadline_ms - clock_now_ms();
+                if (left <= 0)
+                        break;
+                clock_sleep_ms(left < TPM2_POLL_MS ? left : TPM2_POLL_MS);
+        }
+        if (r == -ENODEV)
+                detail(ctx, "no TPM2 device (/dev/tpmrm0) appeared within the timeout");
+        else if (r == -ENOPKG)
+                detail(ctx, "the TPM2 TCTI library (libtss2-tcti-device.so.0) is not installed");
+        return r;
+}
+
+/* The one line that says why a token did not give its key. */
+static void unseal_detail(const struct keysrc_ctx *ctx, int id, const struct tpm2_token *t, int r,
+                          const struct tpm2 *tpm)
+{
+        char pcrs[80];
+
+        tpm2_pcrs_format(t->pcrs, pcrs, sizeof(pcrs));
+        if (r == -EKEYREJECTED)
+                detail(ctx, "PCR mismatch: PCRs %s (%s) differ from the enrollment in token %d (another boot "
+                       "chain, or lock PCR %u moved: the key was unsealed already in this boot)",
+                       pcrs, tpm2_bank_name(t->bank), id, t->lock);
+        else if (r == -EXDEV)
+                detail(ctx, "token %d was sealed by another TPM: its key does not load on this one (a "
+                       "different or fresh TPM)", id);
+        else
+                detail(ctx, "TPM error on token %d: %s", id, r == -EIO ? tpm2_error(tpm) : strerror(-r));
+}
+
+/* Which failure to report when no token gave a key: the most telling one. */
+static int rank(int r)
+{
+        switch (r) {
+        case -ENOKEY: return 0;
+        case -EKEYREJECTED: return 4;
+        case -EIO: return 3;
+        case -EXDEV: return 2;
+        default: return 1;
+        }
+}
+
+/*
+ * Security: the token is outside input. It supplies only the sealed blob (the TPM checks its
+ * integrity and policy); the source itself came from the chain. The session's PCR selection is the
+ * token's, so a successful unseal proves the sealed policy covered exactly those PCRs: requiring
+ * the lock PCR among them proves this boot's lock will stop a second unseal.
+ */
+static int try_token(struct tpm2 *tpm, const struct tpm2_opts *want, const struct luks_token_info *ti,
+                     const struct keysrc_ctx *ctx, struct secret **out)
+{
+        struct tpm2_token t;
+        char why[128], pcrs[80];
+        int r;
+
+        r = tpm2_token_parse(ti->json, &t, why, sizeof(why));
+        if (r < 0) {
+                detail(ctx, "thaw-tpm2 token %d is malformed (%s)", ti->id, why);
+                return r;
+        }
+        if (t.lock != want->lock) {
+                detail(ctx, "thaw-tpm2 token %d was sealed with lock PCR %u, but this boot locks PCR %u "
+                       "(lock=): not unsealing a key that would stay unsealable", ti->id, t.lock, want->lock);
+                return -EINVAL;
+        }
+        if (t.bank != want->bank || (t.pcrs & want->pcrs) != want->pcrs) {
+                tpm2_pcrs_format(want->pcrs, pcrs, sizeof(pcrs));
+                detail(ctx, "thaw-tpm2 token %d is not sealed to PCRs %s of bank %s, as the source asks",
+                       ti->id, pcrs, tpm2_bank_name(want->bank));
+                return -EINVAL;
+        }
+        r = tpm2_unseal(tpm, t.bank, t.pcrs, t.blob, t.blob_len, out);
+        if (r < 0)
+                unseal_detail(ctx, ti->id, &t, r, tpm);
+        return r;
+}
+
+static int tpm2_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
+{
+        struct tpm2_opts want;
+        struct tpm2 *tpm = NULL;
+        struct secret *key = NULL;
+        char saved[512] = "";
+        int r, best = -ENOKEY;
+
+        if (tpm2_opts_parse(arg, &want) < 0)
+                return -EINVAL;
+        if (!ctx->tokens) {
+                detail(ctx, "no thaw-tpm2 token on the device (its header was not read)");
+                return -ENOKEY;
+        }
+        for (size_t i = 0; i < ctx->tokens->n && !key; i++) {
+                const struct luks_token_info *ti = &ctx->tokens->t[i];
+
+                if (strcmp(ti->type, TPM2_TOKEN_TYPE) != 0)
+                        continue;
+                if (!tpm) {
+                        r = open_tpm(ctx, &tpm);
+                        if (r < 0)
+                                return r;
+                }
+                r = try_token(tpm, &want, ti, ctx, &key);
+                if (r < 0 && rank(r) > rank(best)) {
+                        best = r;
+                        snprintf(saved, sizeof(saved), "%s", ctx->detail ? ctx->detail : "");
+                }
+        }
+        if (!key) {
+                tpm2_close(tpm);
+                if (best == -ENOKEY)
+                        detail(ctx, "no thaw-tpm2 token on the device");
+                else if (saved[0])
+                        detail(ctx, "%s", saved);
+                return best;
+        }
+        /* Lock after use, before the key is used: if the PCR cannot be moved, the key is not used. */
+        r = tpm2_pcr_extend(tpm, want.lock, LOCK_EVENT);
+        if (r < 0) {
+                detail(ctx, "cannot extend lock PCR %u after unsealing (%s): key not used", want.lock,
+                       tpm2_error(tpm));
+                secret_free(key);
+                tpm2_close(tpm);
+                return r;
+        }
+        tpm2_close(tpm);
+        *out = key;
+        return 0;
+}
+
+/* The policy over the PCRs' present values, with the lock PCR at its reset value (zero). */
+static int enroll_policy(struct tpm2 *tpm, const struct tpm2_opts *o, uint8_t policy[TPM2_POLICY_SIZE])
+{
+        uint8_t values[TPM2_PCR_COUNT][TPM2_DIGEST_MAX];
+        int r;
+
+        memset(values, 0, sizeof(values));
+        for (unsigned pcr = 0; pcr < TPM2_PCR_COUNT; pcr++) {
+                if (!(o->pcrs & (1u << pcr)))
+                        continue;
+                r = tpm2_pcr_read(tpm, o->bank, pcr, values[pcr]);
+                if (r < 0)
+                        return r;
+        }
+        /* Not its present value: after a TPM unlock at this boot, the lock PCR is extended already. */
+        memset(values[o->lock], 0, sizeof(values[o->lock]));
+        return tpm2_policy_pcr(o->bank, o->pcrs | (1u << o->lock), values, policy);
+}
+
+static int tpm2_enroll(const char *arg, const struct keysrc_ctx *ctx, struct secret **key,
+                       struct json_object *token)
+{
+        struct tpm2_token t = { 0 };
+        struct tpm2 *tpm = NULL;
+        struct secret *k = NULL;
+        int r;
+
+        r = tpm2_opts_parse(arg, &t.opts);
+        if (r < 0)
+                return r;
+        t.bank = t.opts.bank;
+        t.lock = t.opts.lock;
+        t.pcrs = t.opts.pcrs | (1u << t.lock);
+        r = open_tpm(ctx, &tpm);
+        if (r < 0)
+                return r;
+        r = enroll_policy(tpm, &t.opts, t.policy);
+        if (r == -EOPNOTSUPP)
+                detail(ctx, "the TPM does not keep the %s PCR bank", tpm2_bank_name(t.bank));
+        if (r == 0)
+                r = secret_random(TPM2_KEY_SIZE, &k);
+        if (r == 0)
+                r = tpm2_seal(tpm, t.policy, k, t.blob, sizeof(t.blob), &t.blob_len);
+        if (r == -EIO)
+                detail(ctx, "%s", tpm2_error(tpm));
+        if (r == 0)
+                r = tpm2_token_fields(&t, token);
+        tpm2_close(tpm);
+        if (r < 0) {
+                secret_free(k);
+                return r;
+        }
+        *key = k;
+        return 0;
+}
+
+const struct key_provider key_tpm2_provider = {
+        .name = "tpm2",
+        .check = tpm2_check,
+        .fetch = tpm2_fetch,
+        .enroll = tpm2_enroll,
+};

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* A TPM2 through tpm2-tss ESAPI: seal and unseal a key under a PCR policy, read and extend PCRs. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/evp.h>
+#include <tss2/tss2_esys.h>
+#include <tss2/tss2_mu.h>
+#include <tss2/tss2_rc.h>
+#include <tss2/tss2_tctildr.h>
+#include "tpm2.h"
+
+struct tpm2 {
+        TSS2_TCTI_CONTEXT *tcti;
+        ESYS_CONTEXT *esys;
+        char error[160];
+};
+
+/*
+ * The storage primary key: the TCG Provisioning Guidance's ECC P-256 SRK template (fixed, so it is
+ * the same key on every boot of the same TPM and a different one on any other TPM). ECC P-256
+ * because CreatePrimary of an RSA key can take seconds on a vTPM.
+ */
+static const TPM2B_PUBLIC primary_template = {
+        .publicArea = {
+                .type = TPM2_ALG_ECC,
+                .nameAlg = TPM2_ALG_SHA256,
+                .objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT |
+                                    TPMA_OBJECT_SENSITIVEDATAORIGIN | TPMA_OBJECT_USERWITHAUTH |
+                                    TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_NODA,
+                .parameters.eccDetail = {
+                        .symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128,
+                                       .mode.aes = TPM2_ALG_CFB },
+                        .scheme.scheme = TPM2_ALG_NULL,
+                        .curveID = TPM2_ECC_NIST_P256,
+                        .kdf.scheme = TPM2_ALG_NULL,
+                },
+        },
+};
+
+static const TPMT_SYM_DEF session_sym = {
+        .algorithm = TPM2_ALG_AES, .keyBits.aes = 128, .mode.aes = TPM2_ALG_CFB,
+};
+
+static const struct {
+        const char *name;
+        uint16_t alg;
+        size_t size;
+} banks[] = {
+        { "sha1", TPM2_ALG_SHA1, 20 },
+        { "sha256", TPM2_ALG_SHA256, 32 },
+        { "sha384", TPM2_ALG_SHA384, 48 },
+        { "sha512", TPM2_ALG_SHA512, 64 },
+};
+
+uint16_t tpm2_bank_from_name(const char *name)
+{
+        for (size_t i = 0; name && i < sizeof(banks) / sizeof(banks[0]); i++) {
+                if (strcmp(banks[i].name, name) == 0)
+                        return banks[i].alg;
+        }
+        return 0;
+}
+
+const char *tpm2_bank_name(uint16_t bank)
+{
+        for (size_t i = 0; i < sizeof(banks) / sizeof(banks[0]); i++) {
+                if (banks[i].alg == bank)
+                        return banks[i].name;
+        }
+        return NULL;
+}
+
+size_t tpm2_bank_size(uint16_t bank)
+{
+        for (size_t i = 0; i < sizeof(banks) / sizeof(banks[0]); i++) {
+                if (banks[i].alg == bank)
+                        return banks[i].size;
+        }
+        return 0;
+}
+
+/* The TPM's own code without the session, handle or parameter number of format-1 codes. */
+static TSS2_RC rc_base(TSS2_RC rc)
+{
+        if ((rc & TSS2_RC_LAYER_MASK) != TSS2_TPM_RC_LAYER)
+                return rc;
+        return (rc & TPM2_RC_FMT1) ? (rc & (TPM2_RC_FMT1 | 0x3f)) : rc;
+}
+
+/* Record rc for tpm2_error() and map it to the errno of an unexpected TPM failure. */
+static int fail(struct tpm2 *t, const char *what, TSS2_RC rc)
+{
+        snprintf(t->error, sizeof(t->error), "%s: %s", what, Tss2_RC_Decode(rc));
+        return -EIO;
+}
+
+const char *tpm2_error(const struct tpm2 *t)
+{
+        return t ? t->error : "";
+}
+
+int tpm2_open(const char *tcti, struct tpm2 **out)
+{
+        struct tpm2 *t;
+        TSS2_RC rc;
+
+        if (!tcti || !out)
+                return -EINVAL;
+        /* tpm2-tss logs warnings to stderr by default; a library of ours never prints. TSS2_LOG set by
+         * a person debugging wins. */
+        setenv("TSS2_LOG", "all+none", 0);
+        t = calloc(1, sizeof(*t));
+        if (!t)
+                return -ENOMEM;
+        rc = Tss2_TctiLdr_Initialize(tcti, &t->tcti);
+        if (rc != TSS2_RC_SUCCESS) {
+                free(t);
+                /* tctildr says NOT_SUPPORTED/NOT_IMPLEMENTED when it cannot dlopen the TCTI module. */
+                if ((rc & ~TSS2_RC_LAYER_MASK) == TSS2_BASE_RC_NOT_SUPPORTED ||
+                    (rc & ~TSS2_RC_LAYER_MASK) == TSS2_BASE_RC_NOT_IMPLEMENTED)
+                        return -ENOPKG;
+                return -ENODEV;
+        }
+        rc = Esys_Initialize(&t->esys, t->tcti, NULL);
+        if (rc != TSS2_RC_SUCCESS) {
+                Tss2_TctiLdr_Finalize(&t->tcti);
+                free(t);
+                return -ENODEV;
+        }
+        *out = t;
+        return 0;
+}
+
+void tpm2_close(struct tpm2 *t)
+{
+        if (!t)
+                return;
+        Esys_Finalize(&t->esys);
+        Tss2_TctiLdr_Finalize(&t->tcti);
+        free(t);
+}
+
+static void flush(struct tpm2 *t, ESYS_TR *h)
+{
+        if (*h != ESYS_TR_NONE)
+                Esys_FlushContext(t->esys, *h);
+        *h = ESYS_TR_NONE;
+}
+
+static int primary(struct tpm2 *t, ESYS_TR *out)
+{
+        TPM2B_SENSITIVE_CREATE sens = { 0 };
+        TPML_PCR_SELECTION none = { 0 };
+        TPM2B_DATA outside = { 0 };
+        TSS2_RC rc;
+
+        rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
+                                &sens, &primary_template, &outside, &none, out, NULL, NULL, NULL, NULL);
+        return rc == TSS2_RC_SUCCESS ? 0 : fail(t, "creating the storage primary key", rc);
+}
+
+/*
+ * A session salted with the primary key, so what crosses the bus to and from the TPM (the key being
+ * sealed, the unsealed key) is encrypted: a vTPM's transport is the host's to read.
+ */
+static int session(struct tpm2 *t, ESYS_TR prim, TPM2_SE type, TPMA_SESSION attrs, ESYS_TR *out)
+{
+        TSS2_RC rc;
+
+        rc = Esys_StartAuthSession(t->esys, prim, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                                   NULL, type, &session_sym, TPM2_ALG_SHA256, out);
+        if (rc != TSS2_RC_SUCCESS)
+                return fail(t, "starting a session", rc);
+        rc = Esys_TRSess_SetAttributes(t->esys, *out, attrs, 0xff);
+        if (rc != TSS2_RC_SUCCESS) {
+                flush(t, out);
+                return fail(t, "setting session attributes", rc);
+        }
+        return 0;
+}
+
+static void selection(uint16_t bank, uint32_t mask, TPML_PCR_SELECTION *sel)
+{
+        memset(sel, 0, sizeof(*sel));
+        sel->count = 1;
+        sel->pcrSelections[0].hash = bank;
+        sel->pcrSelections[0].sizeofSelect = 3;
+        for (unsigned i = 0; i < 3; i++)
+                sel->pcrSelections[0].pcrSelect[i] = (uint8_t)(mask >> (8 * i));
+}
+
+int tpm2_pcr_read(struct tpm2 *t, uint16_t bank, unsigned pcr, uint8_t *out)
+{
+        TPML_PCR_SELECTION sel, *got = NULL;
+        TPML_DIGEST *values = NULL;
+        size_t size = tpm2_bank_size(bank);
+        TSS2_RC rc;
+        int r = 0;
+
+        if (!t || !out || pcr >= TPM2_PCR_COUNT || size == 0)
+                return -EINVAL;
+        selection(bank, 1u << pcr, &sel);
+        rc = Esys_PCR_Read(t->esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &sel, NULL, &got, &values);
+        if (rc != TSS2_RC_SUCCESS)
+                return fail(t, "reading a PCR", rc);
+        /* A bank the TPM does not keep comes back empty. */
+        if (values->count != 1 || values->digests[0].size != size)
+                r = -EOPNOTSUPP;
+        else
+                memcpy(out, values->digests[0].buffer, size);
+        Esys_Free(got);
+        Esys_Free(values);
+        return r;
+}
+
+int tpm2_pcr_extend(struct tpm2 *t, unsigned pcr, const char *what)
+{
+        TPM2B_EVENT ev = { 0 };
+        TPML_DIGEST_VALUES *digests = NULL;
+        TSS2_RC rc;
+
+        if (!t || !what || pcr >= TPM2_PCR_COUNT || strlen(what) > sizeof(ev.buffer))
+                return -EINVAL;
+        ev.size = (UINT16)strlen(what);
+        memcpy(ev.buffer, what, ev.size);
+        rc = Esys_PCR_Event(t->esys, ESYS_TR_PCR0 + pcr, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &ev,
+                            &digests);
+        Esys_Free(digests);
+        return rc == TSS2_RC_SUCCESS ? 0 : fail(t, "extending a PCR", rc);
+}
+
+static int digest(const EVP_MD *md, const void *a, size_t alen, const void *b, size_t blen,
+                  const void *c, size_t clen, uint8_t *out)
+{
+        EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+        int ok;
+
+        if (!ctx)
+                return -ENOMEM;
+        ok = EVP_DigestInit_ex(ctx, md, NULL) && EVP_DigestUpdate(ctx, a, alen) &&
+             (blen == 0 || EVP_DigestUpdate(ctx, b, blen)) && (clen == 0 || EVP_DigestUpdate(ctx, c, clen)) &&
+             EVP_DigestFinal_ex(ctx, out, NULL);
+        EVP_MD_CTX_free(ctx);
+        return ok ? 0 : -EIO;
+}
+
+int tpm2_policy_pcr(uint16_t bank, uint32_t mask, const uint8_t values[][TPM2_DIGEST_MAX],
+                    uint8_t policy[TPM2_POLICY_SIZE])
+{
+        uint8_t concat[TPM2_PCR_COUNT * TPM2_DIGEST_MAX], pcr_digest[TPM2_POLICY_SIZE];
+        uint8_t zeros[TPM2_POLICY_SIZE] = { 0 }, head[4 + sizeof(TPML_PCR_SELECTION)];
+        size_t size = tpm2_bank_size(bank), used = 0, off = 4;
+        TPML_PCR_SELECTION sel;
+        int r;
+
+        if (!values || !policy || size == 0 || mask == 0 || mask >= (1u << TPM2_PCR_COUNT))
+                return -EINVAL;
+        for (unsigned pcr = 0; pcr < TPM2_PCR_COUNT; pcr++) {
+                if (mask & (1u << pcr)) {
+                        memcpy(concat + used, values[pcr], size);
+                        used += size;
+                }
+        }
+        /* pcrDigest uses the policy's hash (SHA-256, the sealed object's nameAlg), whatever the bank. */
+        r = digest(EVP_sha256(), concat, used, NULL, 0, NULL, 0, pcr_digest);
+        if (r < 0)
+                return r;
+        head[0] = (uint8_t)(TPM2_CC_PolicyPCR >> 24);
+        head[1] = (uint8_t)(TPM2_CC_PolicyPCR >> 16);
+        head[2] = (uint8_t)(TPM2_CC_PolicyPCR >> 8);
+        head[3] = (uint8_t)TPM2_CC_PolicyPCR;
+        selection(bank, mask, &sel);
+        if (Tss2_MU_TPML_PCR_SELECTION_Marshal(&sel, head, sizeof(head), &off) != TSS2_RC_SUCCESS)
+                return -EINVAL;
+        return digest(EVP_sha256(), zeros, sizeof(zeros), head, off, pcr_digest, sizeof(pcr_digest), policy);
+}
+
+static int blob_split(const uint8_t *blob, size_t len, TPM2B_PRIVATE *priv, TPM2B_PUBLIC *pub)
+{
+        size_t off = 0;
+
+        memset(priv, 0, sizeof(*priv));
+        memset(pub, 0, sizeof(*pub));
+        if (!blob || len == 0 || len > TPM2_BLOB_MAX)
+                return -EINVAL;
+        if (Tss2_MU_TPM2B_PRIVATE_Unmarshal(blob, len, &off, priv) != TSS2_RC_SUCCESS ||
+            Tss2_MU_TPM2B_PUBLIC_Unmarshal(blob, len, &off, pub) != TSS2_RC_SUCCESS || off != len)
+                return -EINVAL;
+        /* Only what tpm2_seal() makes: a keyed-hash sealed object with a SHA-256 policy. */
+        if (pub->publicArea.type != TPM2_ALG_KEYEDHASH || pub->publicArea.nameAlg != TPM2_ALG_SHA256 ||
+            pub->publicArea.authPolicy.size != TPM2_POLICY_SIZE)
+                return -EINVAL;
+        return 0;
+}
+
+int tpm2_blob_policy(const uint8_t *blob, size_t blob_len, uint8_t policy[TPM2_POLICY_SIZE])
+{
+        TPM2B_PRIVATE priv;
+        TPM2B_PUBLIC pub;
+        int r = blob_split(blob, blob_len, &priv, &pub);
+
+        if (r == 0)
+                memcpy(policy, pub.publicArea.authPolicy.buffer, TPM2_POLICY_SIZE);
+        return r;
+}
+
+static int create_sealed(struct tpm2 *t, ESYS_TR prim, ESYS_TR sess, const TPM2B_PUBLIC *tmpl,
+                         TPM2B_SENSITIVE_CREATE *sens, uint8_t *blob, size_t size, size_t *len)
+{
+        TPM2B_PRIVATE *priv = NULL;
+        TPM2B_PUBLIC *pub = NULL;
+        TPML_PCR_SELECTION none = { 0 };
+        TPM2B_DATA outside = { 0 };
+        size_t off = 0;
+        TSS2_RC rc;
+        int r = 0;
+
+        rc = Esys_Create(t->esys, prim, sess, ESYS_TR_NONE, ESYS_TR_NONE, sens, tmpl, &outside, &none, &priv,
+                         &pub, NULL, NULL, NULL);
+        if (rc != TSS2_RC_SUCCESS)
+                return fail(t, "sealing", rc);
+        if (Tss2_MU_TPM2B_PRIVATE_Marshal(priv, blob, size, &off) != TSS2_RC_SUCCESS ||
+            Tss2_MU_TPM2B_PUBLIC_Marshal(pub, blob, size, &off) != TSS2_RC_SUCCESS)
+                r = -EMSGSIZE;
+        else
+                *len = off;
+        Esys_Free(priv);
+        Esys_Free(pub);
+        return r;
+}
+
+int tpm2_seal(struct tpm2 *t, const uint8_t policy[TPM2_POLICY_SIZE], const struct secret *data,
+              uint8_t *blob, size_t blob_size, size_t *blob_len)
+{
+        /* No userWithAuth: the empty password never unseals it, only the policy does. */
+        TPM2B_PUBLIC tmpl = {
+                .publicArea = {
+                        .type = TPM2_ALG_KEYEDHASH,
+                        .nameAlg = TPM2_ALG_SHA256,
+                        .objectAttributes = TPMA_OBJECT_FIXEDTPM | TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_NODA,
+                        .parameters.keyedHashDetail.scheme.scheme = TPM2_ALG_NULL,
+                        .authPolicy.size = TPM2_POLICY_SIZE,
+                },
+        };
+        TPM2B_SENSITIVE_CREATE *sens = NULL;
+        ESYS_TR prim = ESYS_TR_NONE, sess = ESYS_TR_NONE;
+        struct secret *hold = NULL;
+        int r;
+
+        if (!t || !policy || !data || data->len == 0 || data->len > TPM2_SEALED_MAX || !blob || !blob_len)
+                return -EINVAL;
+        memcpy(tmpl.publicArea.authPolicy.buffer, policy, TPM2_POLICY_SIZE);
+        /* The key is copied into the TPM2 structure in locked memory, wiped on the way out. */
+        r = secret_new(sizeof(*sens), &hold);
+        if (r < 0)
+                return r;
+        sens = (TPM2B_SENSITIVE_CREATE *)(void *)hold->data;
+        sens->sensitive.data.size = (UINT16)data->len;
+        memcpy(sens->sensitive.data.buffer, data->data, data->len);
+        r = primary(t, &prim);
+        if (r == 0)
+                r = session(t, prim, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, &sess);
+        if (r == 0)
+                r = create_sealed(t, prim, sess, &tmpl, sens, blob, blob_size, blob_len);
+        flush(t, &sess);
+        flush(t, &prim);
+        secret_free(hold);
+        return r;
+}
+
+/* Load the sealed object; a blob that does not load was sealed by another TPM (or another seed). */
+static int load(struct tpm2 *t, ESYS_TR prim, const uint8_t *blob, size_t len, ESYS_TR *out)
+{
+        TPM2B_PRIVATE priv;
+        TPM2B_PUBLIC pub;
+        TSS2_RC rc, base;
+        int r;
+
+        r = blob_split(blob, len, &priv, &pub);
+        if (r < 0)
+                return r;
+        rc = Esys_Load(t->esys, prim, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &priv, &pub, out);
+        if (rc == TSS2_RC_SUCCESS)
+                return 0;
+        base = rc_base(rc);
+        /* Its integrity is checked with a key derived from this TPM's storage seed: another TPM's blob,
+         * or this TPM's after a clear, fails that check. */
+        fail(t, "loading the sealed key", rc);
+        if (base == TPM2_RC_INTEGRITY || base == TPM2_RC_BINDING || base == TPM2_RC_SIZE ||
+            base == TPM2_RC_KEY || base == TPM2_RC_VALUE)
+                return -EXDEV;
+        return -EIO;
+}
+
+static int policy_unseal(struct tpm2 *t, ESYS_TR sess, ESYS_TR obj, uint16_t bank, uint32_t mask,
+                         struct secret **out)
+{
+        TPM2B_DIGEST empty = { 0 };
+        TPM2B_SENSITIVE_DATA *data = NULL;
+        TPML_PCR_SELECTION sel;
+        struct secret *s = NULL;
+        TSS2_RC rc, base;
+        int r;
+
+        selection(bank, mask, &sel);
+        /* An empty pcrDigest: the TPM uses the PCRs' current values; a mismatch fails the unseal. */
+        rc = Esys_PolicyPCR(t->esys, sess, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &empty, &sel);
+        if (rc != TSS2_RC_SUCCESS) {
+                fail(t, "PolicyPCR", rc);
+                return rc_base(rc) == TPM2_RC_VALUE ? -EKEYREJECTED : -EIO;
+        }
+        rc = Esys_Unseal(t->esys, obj, sess, ESYS_TR_NONE, ESYS_TR_NONE, &data);
+        if (rc != TSS2_RC_SUCCESS) {
+                base = rc_base(rc);
+                fail(t, "unsealing", rc);
+                return base == TPM2_RC_POLICY_FAIL || base == TPM2_RC_VALUE ? -EKEYREJECTED : -EIO;
+        }
+        r = secret_new(data->size ? data->size : 1, &s);
+        if (r == 0 && data->size == 0)
+                r = -ENODATA;
+        if (r == 0) {
+                memcpy(s->data, data->buffer, data->size);
+                s->len = data->size;
+        }
+        explicit_bzero(data, sizeof(*data));
+        Esys_Free(data);
+        if (r < 0) {
+                secret_free(s);
+                return r;
+        }
+        *out = s;
+        return 0;
+}
+
+int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len,
+                struct secret **out)
+{
+        ESYS_TR prim = ESYS_TR_NONE, obj = ESYS_TR_NONE, sess = ESYS_TR_NONE;
+        int r;
+
+        if (!t || !out || tpm2_bank_size(bank) == 0 || mask == 0 || mask >= (1u << TPM2_PCR_COUNT))
+                return -EINVAL;
+        t->error[0] = '\0';
+        r = primary(t, &prim);
+        if (r == 0)
+                r = load(t, prim, blob, blob_len, &obj);
+        /* ENCRYPT: the TPM encrypts the unsealed key in its response. */
+        if (r == 0)
+                r = session(t, prim, TPM2_SE_POLICY, TPMA_SESSION_ENCRYPT, &sess);
+        if (r == 0)
+                r = policy_unseal(t, sess, obj, bank, mask, out);
+        flush(t, &sess);
+        flush(t, &obj);
+        flush(t, &prim);
+        return r;
+}

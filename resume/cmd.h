@@ -11,6 +11,7 @@ enum cmd_status {
 /* Each takes argv with argv[0] = the subcommand name. */
 enum cmd_status cmd_resume(int argc, char **argv);
 enum cmd_status cmd_setup(int argc, char **argv);
+enum cmd_status cmd_enroll(int argc, char **argv);
 enum cmd_status cmd_hibernate(int argc, char **argv);
 enum cmd_status cmd_doctor(int argc, char **argv);
 enum cmd_status cmd_inspect(int argc, char **argv);

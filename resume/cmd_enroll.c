@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* thaw enroll: add a key source to a thaw device (a keyslot and its token), list or remove them. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "clock.h"
+#include "cmd.h"
+#include "key_provider.h"
+#include "keysrc.h"
+#include "log.h"
+#include "luks.h"
+#include "luks_token.h"
+#include "tpm2_token.h"
+#include "util.h"
+
+#define FETCH_WAIT_MS 5000 /* a running system: a source is there or soon is */
+
+struct enroll_opts {
+        const char *device;
+        const char *key;
+        const char *unlock;
+        const char *check;
+        const char *root;
+        int remove;        /* token id, -1 if not asked */
+        bool list;
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f, "Usage: thaw enroll --device DEV --key SRC [--unlock CHAIN] [--tcti TCTI] [--root DIR]\n"
+                   "       thaw enroll --device DEV --list\n"
+                   "       thaw enroll --device DEV --remove TOKEN\n"
+                   "       thaw enroll --device DEV --check SRC [--tcti TCTI]\n\n"
+                   "Add the key source SRC to the thaw device DEV: its key (fetched once, or for tpm2 a\n"
+                   "fresh random key sealed to the TPM) gets a PBKDF2 keyslot and a thaw-<type> token.\n"
+                   "A key of DEV's existing keyslots authorizes it: from the --unlock chain, by default\n"
+                   "key= of /etc/thaw/thaw.conf. The boot uses SRC only once it is in rd.thaw.key=.\n"
+                   "Sources as in thaw setup, and:\n"
+                   "  tpm2[:pcrs=7+11][,bank=sha256][,lock=15]\n"
+                   "                    a key sealed to this TPM2, unsealed only while the PCRs (default\n"
+                   "                    7) hold their present values and the lock PCR (default 15, any of\n"
+                   "                    8-15) its reset value; thaw resume extends the lock PCR once it\n"
+                   "                    has unsealed the key, so it cannot be unsealed again in that boot\n\n"
+                   "  -d, --device DEV  the thaw device (LUKS2)\n"
+                   "  -k, --key SRC     the source to enroll\n"
+                   "  -u, --unlock CHAIN  sources of an existing key (default: key= in thaw.conf)\n"
+                   "  -l, --list        list the device's tokens: id, type, keyslots, source\n"
+                   "  -r, --remove TOKEN  remove token TOKEN (an id from --list) and its keyslots;\n"
+                   "                    refused if that would leave no keyslot\n"
+                   "  -c, --check SRC   fetch (unseal) the key of SRC and test it against DEV's keyslots;\n"
+                   "                    a tpm2 source extends its lock PCR when it unseals\n"
+                   "      --tcti TCTI   reach the TPM2 through TCTI (e.g. swtpm:port=2321) instead of\n"
+                   "                    /dev/tpmrm0\n"
+                   "      --root DIR    prefix for /dev and /etc (tests)\n"
+                   "  -h, --help        show this help\n");
+}
+
+static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
+{
+        static const struct option opts[] = {
+                { "device", required_argument, NULL, 'd' },
+                { "key", required_argument, NULL, 'k' },
+                { "unlock", required_argument, NULL, 'u' },
+                { "list", no_argument, NULL, 'l' },
+                { "remove", required_argument, NULL, 'r' },
+                { "check", required_argument, NULL, 'c' },
+                { "tcti", required_argument, NULL, 'T' },
+                { "root", required_argument, NULL, 'R' },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        uint64_t id;
+        int c, modes;
+
+        while ((c = getopt_long(argc, argv, "d:k:u:lr:c:h", opts, NULL)) != -1) {
+                switch (c) {
+                case 'd': o->device = optarg; break;
+                case 'k': o->key = optarg; break;
+                case 'u': o->unlock = optarg; break;
+                case 'l': o->list = true; break;
+                case 'c': o->check = optarg; break;
+                case 'R': o->root = optarg; break;
+                case 'r':
+                        if (util_parse_u64(optarg, LUKS_TOKENS_MAX - 1, &id) < 0) {
+                                log_msg(LOG_ERR, "--remove %s is not a token id (0-%d)", optarg,
+                                        LUKS_TOKENS_MAX - 1);
+                                return CMD_USAGE;
+                        }
+                        o->remove = (int)id;
+                        break;
+                case 'T':
+                        if (tpm2_use_tcti(optarg) < 0) {
+                                log_msg(LOG_ERR, "--tcti %s is not a usable TCTI string", optarg);
+                                return CMD_USAGE;
+                        }
+                        break;
+                case 'h': usage(stdout); return CMD_OK;
+                default: usage(stderr); return CMD_USAGE;
+                }
+        }
+        modes = !!o->key + o->list + (o->remove >= 0) + !!o->check;
+        if (optind < argc || !o->device || modes != 1) {
+                log_msg(LOG_ERR, "enroll needs --device and one of --key, --list, --remove, --check");
+                return CMD_USAGE;
+        }
+        return CMD_FAILED; /* meaning: go on */
+}
+
+/* One source: a chain of exactly one ("tpm2:pcrs=7,bank=sha256" holds commas). */
+static int one_source(const char *spec, const char *opt, struct keysrc *out)
+{
+        struct keychain c;
+
+        if (keychain_parse(spec, &c) < 0 || c.n != 1) {
+                log_msg(LOG_ERR, "%s %s is not one key source (see thaw enroll --help)", opt, spec);
+                return -EINVAL;
+        }
+        *out = c.src[0];
+        return 0;
+}
+
+static void show_token(const struct luks_token_info *ti)
+{
+        char slots[128] = "", extra[200] = "", src[KEYSRC_ARG_MAX + 32] = "";
+        struct tpm2_token *t = NULL;
+        struct keysrc s;
+        size_t used = 0;
+
+        for (int i = 0; i < 32; i++) {
+                if (ti->keyslots & (1u << i))
+                        used += (size_t)snprintf(slots + used, sizeof(slots) - used, "%s%d", used ? "," : "", i);
+        }
+        if (strncmp(ti->type, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0) {
+                snprintf(src, sizeof(src), "(not thaw's)");
+        } else if (luks_token_parse(ti->json, &s) < 0 || keysrc_format(&s, src, sizeof(src)) < 0) {
+                snprintf(src, sizeof(src), "(malformed)");
+        } else if (s.type == KEYSRC_TPM2 && (t = calloc(1, sizeof(*t)))) {
+                char why[128], pcrs[80];
+
+                if (tpm2_token_parse(ti->json, t, why, sizeof(why)) < 0) {
+                        snprintf(extra, sizeof(extra), "  (malformed: %s)", why);
+                } else {
+                        tpm2_pcrs_format(t->pcrs, pcrs, sizeof(pcrs));
+                        snprintf(extra, sizeof(extra), "  (policy: PCRs %s of %s, lock PCR %u at reset value)",
+                                 pcrs, tpm2_bank_name(t->bank), t->lock);
+                }
+                free(t);
+        }
+        printf("%-3d %-14s keyslot %-6s %s%s\n", ti->id, ti->type, slots[0] ? slots : "-", src, extra);
+}
+
+static int list(const struct enroll_opts *o)
+{
+        struct luks_tokens *t = NULL;
+        int r = luks_tokens_read(o->device, &t);
+
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot read the LUKS2 tokens of %s (%s)", o->device, strerror(-r));
+                return r;
+        }
+        printf("%-3s %-14s %-14s %s\n", "id", "type", "keyslots", "source");
+        for (size_t i = 0; i < t->n; i++)
+                show_token(&t->t[i]);
+        luks_tokens_free(t);
+        return 0;
+}
+
+static int remove_token(const struct enroll_opts *o)
+{
+        int r = luks_token_remove(o->device, o->remove);
+
+        if (r == -ENOENT)
+                log_msg(LOG_ERR, "%s has no token %d: nothing removed", o->device, o->remove);
+        else if (r == -EBUSY)
+                log_msg(LOG_ERR, "token %d holds the last keyslot of %s: refusing to remove it (the device "
+                        "could never be opened again); enroll another source first", o->remove, o->device);
+        else if (r < 0)
+                log_msg(LOG_ERR, "removing token %d of %s failed (%s)", o->remove, o->device, strerror(-r));
+        else
+                log_msg(LOG_INFO, "removed token %d and its keyslots from %s", o->remove, o->device);
+        return r;
+}
+
+/* The key of src, with the device's tokens in view; says why not in one line. */
+static int fetch(const struct enroll_opts *o, const struct keysrc *src, const struct luks_tokens *tokens,
+                 struct secret **key)
+{
+        char name[KEYSRC_ARG_MAX + 32], detail[512] = "";
+        struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + FETCH_WAIT_MS,
+                                 .device = o->device, .tokens = tokens, .detail = detail,
+                                 .detail_size = sizeof(detail) };
+        int r = keysrc_fetch(src, &kc, key);
+
+        if (r < 0) {
+                if (keysrc_format(src, name, sizeof(name)) < 0)
+                        name[0] = '\0';
+                log_msg(LOG_WARNING, "cannot get the key from %s (%s)", name,
+                        detail[0] ? detail : r == -ENOENT ? "not found" : strerror(-r));
+        }
+        return r;
+}
+
+static int check(const struct enroll_opts *o, const struct luks_tokens *tokens)
+{
+        struct secret *key = NULL;
+        struct keysrc src;
+        int r;
+
+        r = one_source(o->check, "--check", &src);
+        if (r < 0)
+                return r;
+        r = fetch(o, &src, tokens, &key);
+        if (r < 0)
+                return r;
+        r = luks_check_key(o->device, key);
+        secret_free(key);
+        if (r < 0)
+                log_msg(LOG_WARNING, "the key from %s does not open %s (%s)", o->check, o->device,
+                        r == -EPERM ? "no keyslot takes it" : strerror(-r));
+        else
+                log_msg(LOG_INFO, "the key from %s opens %s", o->check, o->device);
+        return r;
+}
+
+/* The chain whose keys authorize the new keyslot: --unlock, or key= of thaw.conf. */
+static int unlock_chain(const struct enroll_opts *o, struct keychain *chain)
+{
+        static struct thaw_args a;
+        char text[ARGS_CONF_MAX];
+        const char *spec = o->unlock;
+        int r;
+
+        if (!spec) {
+                args_init(&a);
+                r = util_read_text_at(o->root, ARGS_CONF_PATH, text, sizeof(text));
+                if (r >= 0)
+                        args_parse_conf(text, &a, NULL, 0);
+                if (r < 0 || !a.key[0]) {
+                        log_msg(LOG_ERR, "no --unlock and no key= in %s: nothing authorizes a new keyslot "
+                                "on %s", ARGS_CONF_PATH, o->device);
+                        return -ENOKEY;
+                }
+                spec = a.key;
+        }
+        r = keychain_parse(spec, chain);
+        if (r < 0)
+                log_msg(LOG_ERR, "%s is not a key source chain", spec);
+        return r;
+}
+
+/* A key of the unlock chain recovers the volume key; the new keyslot and token are added. */
+static int add(const struct enroll_opts *o, const struct keysrc_enrollment *e, const struct luks_tokens *tokens)
+{
+        struct keychain chain;
+        int r, id = -1;
+
+        r = unlock_chain(o, &chain);
+        if (r < 0)
+                return r;
+        r = -ENOKEY;
+        for (size_t i = 0; i < chain.n; i++) {
+                char name[KEYSRC_ARG_MAX + 32];
+                struct secret *key = NULL;
+
+                if (fetch(o, &chain.src[i], tokens, &key) < 0)
+                        continue; /* it said why */
+                r = luks_enroll(o->device, key, e, &id);
+                secret_free(key);
+                if (r == 0)
+                        break;
+                if (r != -EPERM) {
+                        log_msg(LOG_ERR, "adding the keyslot to %s failed (%s): nothing enrolled", o->device,
+                                strerror(-r));
+                        return r;
+                }
+                if (keysrc_format(&chain.src[i], name, sizeof(name)) < 0)
+                        name[0] = '\0';
+                log_msg(LOG_WARNING, "the key from %s opens no keyslot of %s", name, o->device);
+        }
+        if (r < 0) {
+                log_msg(LOG_ERR, "no key of the unlock chain opens %s: nothing enrolled", o->device);
+                return r;
+        }
+        log_msg(LOG_INFO, "enrolled %s on %s as token %d; the boot uses it once it is in rd.thaw.key= "
+                "(or key= in %s)", o->key, o->device, id, ARGS_CONF_PATH);
+        return 0;
+}
+
+static int enroll(const struct enroll_opts *o, const struct luks_tokens *tokens)
+{
+        char detail[512] = "";
+        struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + FETCH_WAIT_MS,
+                                 .device = o->device, .tokens = tokens, .detail = detail,
+                                 .detail_size = sizeof(detail) };
+        struct keysrc_enrollment e = { 0 };
+        struct keysrc src;
+        int r;
+
+        r = one_source(o->key, "--key", &src);
+        if (r < 0)
+                return r;
+        r = keysrc_enroll(&src, &kc, &e);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot make the key for %s (%s): nothing enrolled on %s", o->key,
+                        detail[0] ? detail : r == -ENOENT ? "not found" : strerror(-r), o->device);
+                return r;
+        }
+        r = add(o, &e, tokens);
+        keysrc_enrollment_free(&e);
+        return r;
+}
+
+enum cmd_status cmd_enroll(int argc, char **argv)
+{
+        struct enroll_opts o = { .root = "", .remove = -1 };
+        struct luks_tokens *tokens = NULL;
+        enum cmd_status st;
+        int r;
+
+        log_setup("", true);
+        st = parse(argc, argv, &o);
+        if (st != CMD_FAILED)
+                return st;
+        if (o.list)
+                return list(&o) < 0 ? CMD_FAILED : CMD_OK;
+        if (o.remove >= 0)
+                return remove_token(&o) < 0 ? CMD_FAILED : CMD_OK;
+        r = luks_tokens_read(o.device, &tokens);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot read %s as LUKS2 (%s)", o.device, strerror(-r));
+                return CMD_FAILED;
+        }
+        r = o.check ? check(&o, tokens) : enroll(&o, tokens);
+        luks_tokens_free(tokens);
+        return r < 0 ? CMD_FAILED : CMD_OK;
+}

@@ -1,0 +1,200 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of tpm2 key sources and thaw enroll against swtpm over its socket TCTI, on a LUKS2 image
+# file: seal and unseal, the lock PCR, a moved policy PCR, a fresh TPM, malformed tokens, --list and
+# --remove, and a non-TPM source enrolled the same way.
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+for tool in swtpm cryptsetup python3 tpm2_pcrextend tpm2_policypcr; do
+        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
+done
+
+tmp=$(mktemp -d) || exit 1
+pidfile=$tmp/swtpm.pid
+stop_tpm() {
+        pid=$(cat "$pidfile" 2> /dev/null)
+        [ -n "$pid" ] || return 0
+        kill "$pid" 2> /dev/null
+        # Until it has gone: the next swtpm takes the same ports.
+        i=0
+        while kill -0 "$pid" 2> /dev/null && [ "$i" -lt 50 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+        rm -f "$pidfile"
+}
+trap 'stop_tpm; rm -rf "$tmp"' EXIT
+
+# Two free ports in a row: the swtpm TCTI finds the control port at the server port + 1.
+port=$(python3 -c '
+import socket
+for _ in range(100):
+    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 1)); print(p); break
+    except OSError:
+        pass
+') || exit 1
+ctrl=$((port + 1))
+tcti="swtpm:host=127.0.0.1,port=$port"
+
+# start_tpm DIR: a swtpm on state DIR (made if new), listening on $port.
+start_tpm() {
+        stop_tpm
+        mkdir -p "$1"
+        swtpm socket --tpm2 --server "type=tcp,port=$port,bindaddr=127.0.0.1" \
+                --ctrl "type=tcp,port=$ctrl,bindaddr=127.0.0.1" --flags not-need-init,startup-clear \
+                --tpmstate "dir=$1" --pid "file=$pidfile" --daemon || return 1
+        i=0
+        while [ ! -s "$pidfile" ] && [ "$i" -lt 50 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+}
+
+n=0
+failed=0
+ok() {
+        n=$((n + 1))
+        echo "ok $n - $1"
+}
+not_ok() {
+        n=$((n + 1))
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        sed 's/^/#   /' "$tmp/err" "$tmp/out"
+}
+
+# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stdout or stderr.
+expect() {
+        name=$1 want=$2 text=$3
+        shift 3
+        "$@" > "$tmp/out" 2> "$tmp/err"
+        rc=$?
+        if [ "$rc" -eq "$want" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$text"; then
+                ok "$name"
+        else
+                echo "# exit $rc, wanted $want and \"$text\""
+                not_ok "$name"
+        fi
+}
+
+img=$tmp/swap.img
+root=$tmp/root
+mkdir -p "$root/etc/thaw" "$root/dev"
+head -c 32 /dev/urandom > "$root/key"
+head -c 32 /dev/urandom > "$root/key2"
+truncate -s 20M "$img"
+cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+        --key-file "$root/key" "$img" || { echo "# cannot format $img"; exit 1; }
+printf 'device=%s\nkey=keyfile:/key\n' "$img" > "$root/etc/thaw/thaw.conf"
+
+start_tpm "$tmp/tpm-a" || { echo "# swtpm did not start"; exit 1; }
+expect "enroll tpm2 (the unlock key from thaw.conf's chain)" 0 "enrolled tpm2 on" \
+        "$THAW" enroll --device "$img" --key tpm2 --tcti "$tcti" --root "$root"
+expect "--list shows the thaw-tpm2 token and its policy" 0 \
+        "thaw-tpm2      keyslot 1      tpm2  (policy: PCRs 7+15 of sha256, lock PCR 15 at reset value)" \
+        "$THAW" enroll --device "$img" --list
+
+# The policy computed in software equals what a TPM trial session computes for PCR 7's present
+# value and PCR 15 at zero.
+cryptsetup token export --token-id 0 "$img" > "$tmp/token.json"
+want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["tpm2-policy-hash"])' "$tmp/token.json")
+TPM2TOOLS_TCTI=$tcti tpm2_pcrread -Q -o "$tmp/pcr7.bin" sha256:7 &&
+        { cat "$tmp/pcr7.bin"; head -c 32 /dev/zero; } > "$tmp/pcrs.bin" &&
+        TPM2TOOLS_TCTI=$tcti tpm2_startauthsession -Q -S "$tmp/s.ctx" &&
+        TPM2TOOLS_TCTI=$tcti tpm2_policypcr -Q -S "$tmp/s.ctx" -l sha256:7,15 -f "$tmp/pcrs.bin" \
+                -L "$tmp/policy.bin" > /dev/null 2> "$tmp/err"
+TPM2TOOLS_TCTI=$tcti tpm2_flushcontext "$tmp/s.ctx" > /dev/null 2>&1
+got=$(od -An -tx1 -v "$tmp/policy.bin" 2> /dev/null | tr -d ' \n')
+if [ -n "$want" ] && [ "$got" = "$want" ]; then
+        ok "the token's policy digest is the TPM's PolicyPCR digest ($want)"
+else
+        echo "# token $want, TPM trial session $got"
+        : > "$tmp/out"
+        not_ok "the token's policy digest is the TPM's PolicyPCR digest"
+fi
+
+expect "unseal: the TPM key opens the device" 0 "the key from tpm2 opens" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+expect "lock: a second unseal in the same boot is refused (lock PCR 15 moved)" 1 \
+        "cannot get the key from tpm2 (PCR mismatch: PCRs 7+15 (sha256) differ from the enrollment" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+
+# A new TPM process on the same state: a reboot of the same machine; PCRs are back at reset.
+start_tpm "$tmp/tpm-a"
+expect "after a TPM reset the key unseals again" 0 "the key from tpm2 opens" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+start_tpm "$tmp/tpm-a"
+TPM2TOOLS_TCTI=$tcti tpm2_pcrextend \
+        7:sha256=0000000000000000000000000000000000000000000000000000000000000001 2> "$tmp/err" ||
+        echo "# tpm2_pcrextend failed"
+expect "a changed policy PCR (7) refuses the unseal" 1 "PCR mismatch: PCRs 7+15 (sha256)" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+
+cp -a "$tmp/tpm-a" "$tmp/tpm-copy"
+start_tpm "$tmp/tpm-copy"
+expect "the TPM state copied to a new process (a migrated vTPM) unseals" 0 "the key from tpm2 opens" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+start_tpm "$tmp/tpm-fresh"
+expect "a fresh TPM: told apart from a PCR mismatch" 1 \
+        "token 0 was sealed by another TPM: its key does not load on this one (a different or fresh TPM)" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+stop_tpm
+expect "no TPM at all: said so, within the wait" 1 "no TPM2 device (/dev/tpmrm0) appeared within the timeout" \
+        "$THAW" enroll --device "$img" --check tpm2 --root "$root"
+
+start_tpm "$tmp/tpm-a"
+expect "the boot's lock PCR must be the token's" 1 "was sealed with lock PCR 15, but this boot locks PCR 14" \
+        "$THAW" enroll --device "$img" --check tpm2:lock=14 --tcti "$tcti"
+
+# Malformed tokens are refused with a reason, and never crash the reader.
+python3 - "$tmp/token.json" "$tmp" << 'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["keyslots"] = []
+cases = {
+    "missing": {k: v for k, v in t.items() if k != "tpm2-blob"},
+    "type": dict(t, **{"tpm2-lock-pcr": "15"}),
+    "big": dict(t, **{"tpm2-blob": "A" * 2000}),
+    "extra": dict(t, **{"tpm2-extra": 1}),
+}
+for name, obj in cases.items():
+    open(f"{sys.argv[2]}/bad-{name}.json", "w").write(json.dumps(obj))
+EOF
+for c in missing:"tpm2-blob missing" type:"tpm2-lock-pcr missing or not a number" \
+        big:"tpm2-blob is not a string or is longer than 1368 characters" extra:"unknown field"; do
+        name=${c%%:*}
+        cp "$img" "$tmp/bad.img"
+        # Only the malformed token: the good one would unseal.
+        cryptsetup token remove --token-id 0 "$tmp/bad.img"
+        cryptsetup token import --json-file "$tmp/bad-$name.json" "$tmp/bad.img" || echo "# import $name failed"
+        expect "malformed token ($name) refused with a reason" 1 "is malformed (${c#*:})" \
+                "$THAW" enroll --device "$tmp/bad.img" --check tpm2 --tcti "$tcti"
+        expect "--list marks the malformed token ($name)" 0 "(malformed: ${c#*:})" \
+                "$THAW" enroll --device "$tmp/bad.img" --list
+done
+
+# Any source enrolls the same way: a keyfile source, authorized by --unlock.
+expect "enroll keyfile:/key2 (authorized by --unlock)" 0 "enrolled keyfile:/key2" \
+        "$THAW" enroll --device "$img" --key keyfile:/key2 --unlock keyfile:/key --root "$root"
+expect "its key opens the device" 0 "the key from keyfile:/key2 opens" \
+        "$THAW" enroll --device "$img" --check keyfile:/key2 --root "$root"
+expect "--list shows the thaw-keyfile token" 0 "thaw-keyfile   keyslot 2      keyfile:/key2" \
+        "$THAW" enroll --device "$img" --list
+expect "a wrong unlock key enrolls nothing" 1 "no key of the unlock chain opens" \
+        "$THAW" enroll --device "$img" --key keyfile:/key2 --unlock keyfile:/key2x --root "$root"
+
+expect "--remove the tpm2 token" 0 "removed token 0" "$THAW" enroll --device "$img" --remove 0
+expect "it is gone from --list" 1 "0" sh -c "'$THAW' enroll --device '$img' --list | grep -c thaw-tpm2"
+expect "its keyslot is gone: the TPM key no longer opens the device" 1 "no thaw-tpm2 token" \
+        "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+cryptsetup luksKillSlot -q --key-file "$root/key2" "$img" 0 2> "$tmp/err" || echo "# luksKillSlot failed"
+expect "--remove of the last keyslot's token is refused" 1 "holds the last keyslot" \
+        "$THAW" enroll --device "$img" --remove 1
+expect "--remove of an absent token" 1 "has no token 7" "$THAW" enroll --device "$img" --remove 7
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

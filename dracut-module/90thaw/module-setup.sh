@@ -8,6 +8,13 @@ thaw_bin() {
     echo "${THAW_BINARY:-/usr/sbin/thaw}"
 }
 
+# Does this initramfs need the TPM2 pieces? Always without hostonly; with it, only when the key
+# chain in thaw.conf names a tpm2 source (the chain, not the header, decides what the boot uses).
+thaw_needs_tpm2() {
+    [[ $hostonly ]] || return 0
+    grep -qE '^key=(.*,)?tpm2([:,]|$)' "$dracutsysrootdir/etc/thaw/thaw.conf" 2> /dev/null
+}
+
 # called by dracut
 check() {
     [[ -x "$(thaw_bin)" ]] || return 1
@@ -31,11 +38,19 @@ installkernel() {
     # The drive: key source mounts a config drive (ISO 9660 or vfat, whose code pages the kernel
     # loads at mount time). The smbios: source needs dmi-sysfs, built in on Debian; a module elsewhere.
     hostonly='' instmods isofs vfat nls_cp437 nls_ascii nls_utf8 nls_iso8859_1 dmi-sysfs
+    # The TPM2 drivers (built in on Debian; modules elsewhere).
+    if thaw_needs_tpm2; then
+        hostonly='' instmods tpm_tis tpm_crb
+    fi
 }
 
 # called by dracut
 install() {
     inst_binary "$(thaw_bin)" /usr/sbin/thaw
+    # thaw links tpm2-tss's ESAPI; its TCTI loader dlopen()s the device TCTI for /dev/tpmrm0.
+    if thaw_needs_tpm2; then
+        inst_libdir_file "libtss2-tcti-device.so.0*"
+    fi
     [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && inst_simple /etc/thaw/thaw.conf
     inst_hook pre-mount 10 "$moddir/thaw-resume.sh"
 }

@@ -8,5 +8,7 @@ echo "<6>thaw-resume.sh: running thaw resume" > /dev/kmsg
 modprobe -q dm_crypt 2> /dev/null
 modprobe -q qemu_fw_cfg 2> /dev/null
 modprobe -q dmi-sysfs 2> /dev/null
+modprobe -q tpm_tis 2> /dev/null
+modprobe -q tpm_crb 2> /dev/null
 /usr/sbin/thaw resume || echo "<4>thaw: thaw resume exited with status $?: boot continues" > /dev/kmsg
 :

@@ -161,6 +161,8 @@ tq_build_rootfs() {
     install -m 0755 "$TQ_REPO/test/qemu/guest-init.sh" "$tree/bin/init"
     install -m 0755 "$TQ_CACHE/workload" "$tree/bin/workload"
     tq_install_bin "$TQ_THAW" "$tree" /bin/thaw
+    # tpm2-tss's TCTI loader dlopen()s the device TCTI: ldd does not see it.
+    tq_install_bin "$(tq_tcti_device)" "$tree" "$(tq_tcti_device)"
     # cryptsetup only lets the tests look at the image header read-only; thaw never calls it.
     tq_install_bin "$(command -v cryptsetup)" "$tree" /bin/cryptsetup
     # The modules the real system may load (the initramfs loads most before switch_root).
@@ -178,6 +180,8 @@ tq_build_rootfs() {
     mke2fs -q -F -t ext4 -L root -d "$tree" "$out.tmp" 256M || tq_die "mke2fs failed"
     mv "$out.tmp" "$out"
 }
+
+tq_tcti_device() { readlink -f /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | sed 's/\.so\.0\..*/.so.0/'; }
 
 # Everything a scenario needs before its first boot.
 tq_prepare() {
@@ -205,6 +209,41 @@ tq_workdir() {
     TQ_SEED=$(od -An -tu4 -N4 /dev/urandom | tr -d ' ')
 }
 
+# TQ_TPM_STATE: when set, each boot gets a TPM2 (QEMU tpm-tis) backed by a new swtpm process on this
+# state directory, as a cloud's vTPM follows its VM: copying the directory moves the TPM to the next
+# boot, a new empty directory is a fresh TPM.
+TQ_TPM_STATE=${TQ_TPM_STATE:-}
+TQ_SWTPM_PID=
+
+# tq_swtpm_start NAME: swtpm on $TQ_TPM_STATE; sets TQ_TPM_ARGS (QEMU arguments) and TQ_SWTPM_PID.
+tq_swtpm_start() {
+    local sock i
+    command -v swtpm > /dev/null || tq_skip "swtpm missing (run make deps)"
+    mkdir -p "$TQ_TPM_STATE"
+    # A UNIX socket path must fit 108 bytes: not under the (maybe long) work directory.
+    sock=${TMPDIR:-/tmp}/tq-swtpm.$$.sock
+    rm -f "$sock"
+    # --terminate: it exits when QEMU closes the control channel.
+    swtpm socket --tpm2 --tpmstate "dir=$TQ_TPM_STATE" --ctrl "type=unixio,path=$sock" --terminate \
+        --log "file=$TQ_WORK/$1.swtpm.log,level=1" &
+    TQ_SWTPM_PID=$!
+    for ((i = 0; i < 100; i++)); do
+        [[ -S $sock ]] && break
+        sleep 0.1
+    done
+    [[ -S $sock ]] || tq_die "swtpm did not create $sock"
+    TQ_TPM_ARGS=(-chardev "socket,id=chrtpm,path=$sock" -tpmdev "emulator,id=tpm0,chardev=chrtpm"
+        -device "tpm-tis,tpmdev=tpm0")
+}
+
+tq_swtpm_stop() {
+    [[ -n $TQ_SWTPM_PID ]] || return 0
+    kill "$TQ_SWTPM_PID" 2> /dev/null
+    wait "$TQ_SWTPM_PID" 2> /dev/null
+    TQ_SWTPM_PID=
+    rm -f "${TMPDIR:-/tmp}/tq-swtpm.$$.sock"
+}
+
 # tq_boot NAME STEP KEYFILE [EXTRA-CMDLINE...]
 # Boots once with a hard timeout. Serial output goes to $TQ_WORK/NAME.log, each line prefixed by
 # the seconds since QEMU started (host clock). Returns QEMU's status (124 = timed out).
@@ -221,6 +260,8 @@ tq_boot() {
     local append="console=ttyS0 root=/dev/vda $rootmode rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
     append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
     tq_log "boot $name: step=$step ${*:-}"
+    TQ_TPM_ARGS=()
+    [[ -n $TQ_TPM_STATE ]] && tq_swtpm_start "$name"
     start=$EPOCHREALTIME
     timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
         -nodefaults -display none -no-reboot -serial stdio \
@@ -229,8 +270,9 @@ tq_boot() {
         -drive "file=$TQ_WORK/swap.img,if=virtio,format=raw" \
         -fw_cfg "name=opt/thaw/key,file=$key" -fw_cfg "name=opt/test/realkey,file=$TQ_WORK/key" \
         -object rng-random,id=rng0,filename=/dev/urandom -device virtio-rng-pci,rng=rng0 \
-        "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tq_stamp "$start" > "$log"
+        "${TQ_TPM_ARGS[@]}" "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tq_stamp "$start" > "$log"
     rc=${PIPESTATUS[0]}
+    tq_swtpm_stop
     TQ_BOOT_SECONDS=$(tq_since "$start")
     tq_log "boot $name: QEMU exited with status $rc after ${TQ_BOOT_SECONDS} s"
     return "$rc"

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include "luks.h"
 #include "luks_token.h"
+#include "tpm2_token.h"
 
 int luks_token_build(const struct keysrc *src, char *buf, size_t size)
 {
@@ -111,9 +112,14 @@ static int token_check(struct json_object *o, struct keysrc *out, char *why, siz
                 return refuse(why, size, "type \"%.64s\" does not match source \"%.64s\"", t, sp);
         json_object_object_foreach(o, key, val) {
                 (void)val;
+                /* A tpm2 token's own "tpm2-*" fields are judged, each one, by its own check below. */
+                if (src.type == KEYSRC_TPM2 && strncmp(key, "tpm2-", 5) == 0)
+                        continue;
                 if (strcmp(key, "type") != 0 && strcmp(key, "keyslots") != 0 && strcmp(key, "thaw-source") != 0)
                         return refuse(why, size, "unknown field \"%.64s\"", key);
         }
+        if (src.type == KEYSRC_TPM2 && tpm2_token_check_fields(o, NULL, why, size) < 0)
+                return -EINVAL;
         *out = src;
         return 0;
 }

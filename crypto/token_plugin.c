@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* libcryptsetup-token-thaw.so: libcryptsetup's external token API for the thaw-* tokens, over libthaw. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <libcryptsetup.h>
 #include "clock.h"
 #include "keysrc.h"
+#include "luks.h"
 #include "luks_token.h"
 #include "secret.h"
 
@@ -86,6 +88,10 @@ static const char *fetch_reason(int r)
 int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len,
                           void *usrptr)
 {
+        /* The provider sees this token only (a tpm2 source takes its sealed blob from it). */
+        static struct luks_tokens one;
+        struct keysrc_ctx kc = { .root = "", .tokens = &one };
+        const char *json = NULL;
         struct secret *key = NULL;
         struct keysrc src;
         char name[KEYSRC_ARG_MAX + 32];
@@ -98,7 +104,15 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
         r = token_source(cd, token, &src);
         if (r < 0)
                 return r == -ENOMEM ? r : -ENOENT;
-        r = keysrc_fetch(&src, "", clock_now_ms() + PLUGIN_FETCH_MS, &key);
+        if (crypt_token_json_get(cd, token, &json) < 0 || !json)
+                return -ENOENT;
+        memset(&one, 0, sizeof(one));
+        one.n = 1;
+        one.t[0].id = token;
+        snprintf(one.t[0].type, sizeof(one.t[0].type), "%s%s", LUKS_TOKEN_PREFIX, keysrc_type_name(src.type));
+        one.t[0].json = (char *)json; /* libcryptsetup's, valid while cd is */
+        kc.deadline_ms = clock_now_ms() + PLUGIN_FETCH_MS;
+        r = keysrc_fetch(&src, &kc, &key);
         if (r < 0) {
                 if (keysrc_format(&src, name, sizeof(name)) < 0)
                         name[0] = '\0';

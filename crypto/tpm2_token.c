@@ -185,8 +185,7 @@ int tpm2_token_fields(const struct tpm2_token *t, struct json_object *o)
 }
 
 static const char *const known_fields[] = {
-        "type", "keyslots", "thaw-source", "tpm2-blob", "tpm2-pcrs", "tpm2-bank", "tpm2-policy-hash",
-        "tpm2-lock-pcr",
+        "tpm2-blob", "tpm2-pcrs", "tpm2-bank", "tpm2-policy-hash", "tpm2-lock-pcr",
 };
 
 static int set_why(char *why, size_t size, const char *text)
@@ -240,11 +239,10 @@ static int pcrs_of(struct json_object *o, uint32_t *out)
         return 0;
 }
 
-static int token_check(struct json_object *o, struct tpm2_token *t, char *why, size_t size)
+static int fields_check(struct json_object *o, struct tpm2_token *t, char *why, size_t size)
 {
         struct json_object *v;
         const char *blob, *bank, *hex;
-        struct keysrc src;
         uint8_t recorded[TPM2_POLICY_SIZE];
         int64_t lock;
         int n;
@@ -255,12 +253,9 @@ static int token_check(struct json_object *o, struct tpm2_token *t, char *why, s
                 (void)val;
                 for (size_t i = 0; i < sizeof(known_fields) / sizeof(known_fields[0]); i++)
                         known = known || strcmp(key, known_fields[i]) == 0;
-                if (!known)
+                if (!known && strncmp(key, "tpm2-", 5) == 0)
                         return set_why(why, size, "unknown field");
         }
-        if (luks_token_parse(json_object_to_json_string(o), &src) < 0 || src.type != KEYSRC_TPM2 ||
-            tpm2_opts_parse(src.arg, &t->opts) < 0)
-                return set_why(why, size, "bad type, keyslots or thaw-source");
         if (!(blob = string_of(o, "tpm2-blob", BLOB_B64_MAX, why, size)) ||
             !(bank = string_of(o, "tpm2-bank", 8, why, size)) ||
             !(hex = string_of(o, "tpm2-policy-hash", TPM2_POLICY_SIZE * 2, why, size)))
@@ -289,36 +284,54 @@ static int token_check(struct json_object *o, struct tpm2_token *t, char *why, s
         return 0;
 }
 
+int tpm2_token_check_fields(struct json_object *o, struct tpm2_token *t, char *why, size_t size)
+{
+        struct tpm2_token *tmp;
+        int r;
+
+        if (!o)
+                return -EINVAL;
+        tmp = calloc(1, sizeof(*tmp));
+        if (!tmp)
+                return -ENOMEM;
+        r = fields_check(o, tmp, why, size);
+        if (r == 0 && t) {
+                tmp->opts = t->opts;
+                *t = *tmp;
+        }
+        free(tmp);
+        return r;
+}
+
 int tpm2_token_parse(const char *json, struct tpm2_token *out, char *why, size_t size)
 {
-        struct json_tokener *tok;
-        struct json_object *o;
         struct tpm2_token *t;
-        size_t len;
-        int r = -EINVAL;
+        struct json_object *o;
+        struct keysrc src;
+        int r;
 
         if (!json || !out)
                 return -EINVAL;
-        len = strnlen(json, LUKS_TOKEN_JSON_MAX + 1);
-        if (len > LUKS_TOKEN_JSON_MAX)
-                return set_why(why, size, "larger than a thaw token");
+        r = luks_token_check(json, &src, why, size);
+        if (r < 0)
+                return r;
+        if (src.type != KEYSRC_TPM2)
+                return set_why(why, size, "not a thaw-tpm2 token");
         t = calloc(1, sizeof(*t));
-        tok = json_tokener_new_ex(4); /* an object holding arrays: nothing deeper is ours */
-        if (!t || !tok) {
+        o = json_tokener_parse(json); /* checked above: one object, within the size cap */
+        if (!t || !o) {
                 free(t);
-                json_tokener_free(tok);
+                json_object_put(o);
                 return -ENOMEM;
         }
-        o = json_tokener_parse_ex(tok, json, (int)len);
-        if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len ||
-            !json_object_is_type(o, json_type_object))
-                set_why(why, size, "not one JSON object");
+        r = tpm2_opts_parse(src.arg, &t->opts);
+        if (r < 0)
+                set_why(why, size, "bad thaw-source");
         else
-                r = token_check(o, t, why, size);
+                r = tpm2_token_check_fields(o, t, why, size);
         if (r == 0)
                 *out = *t;
         json_object_put(o);
-        json_tokener_free(tok);
         free(t);
         return r;
 }

@@ -41,13 +41,19 @@ struct tpm2_token {
 };
 
 /*
- * Parse a thaw-tpm2 token: exactly the fields tpm2_token_fields() writes, each of its type and
- * within its size, the lock PCR among the policy's PCRs, the policy the blob records. -EINVAL for
- * anything else, with a short reason in why (may be NULL).
+ * Parse a thaw-tpm2 token: luks_token_check() (which checks the tpm2-* fields too, so the token
+ * plugin's validate() and thaw agree), then its contents into out. -EINVAL for anything else, with a
+ * short reason in why (may be NULL).
  */
 int tpm2_token_parse(const char *json, struct tpm2_token *out, char *why, size_t why_size);
 
 struct json_object;
+/*
+ * The tpm2-* fields of a token object (luks_token_check() has judged the others): each present,
+ * of its type and size, none unknown, the lock PCR among the policy's PCRs, the policy the one the
+ * blob records. Fills t (may be NULL). -EINVAL with a reason in why (may be NULL).
+ */
+int tpm2_token_check_fields(struct json_object *o, struct tpm2_token *t, char *why, size_t why_size);
 /* Add the tpm2-* fields of t to a token object. */
 int tpm2_token_fields(const struct tpm2_token *t, struct json_object *o);
 

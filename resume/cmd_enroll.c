@@ -127,7 +127,7 @@ static int one_source(const char *spec, const char *opt, struct keysrc *out)
 
 static void show_token(const struct luks_token_info *ti)
 {
-        char slots[128] = "", extra[200] = "", src[KEYSRC_ARG_MAX + 32] = "";
+        char slots[128] = "", extra[200] = "", src[KEYSRC_ARG_MAX + 32] = "", why[160];
         struct tpm2_token *t = NULL;
         struct keysrc s;
         size_t used = 0;
@@ -138,14 +138,13 @@ static void show_token(const struct luks_token_info *ti)
         }
         if (strncmp(ti->type, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0) {
                 snprintf(src, sizeof(src), "(not thaw's)");
-        } else if (luks_token_parse(ti->json, &s) < 0 || keysrc_format(&s, src, sizeof(src)) < 0) {
-                snprintf(src, sizeof(src), "(malformed)");
+        } else if (luks_token_check(ti->json, &s, why, sizeof(why)) < 0 ||
+                   keysrc_format(&s, src, sizeof(src)) < 0) {
+                snprintf(src, sizeof(src), "(malformed: %s)", why);
         } else if (s.type == KEYSRC_TPM2 && (t = calloc(1, sizeof(*t)))) {
-                char why[128], pcrs[80];
+                char pcrs[80];
 
-                if (tpm2_token_parse(ti->json, t, why, sizeof(why)) < 0) {
-                        snprintf(extra, sizeof(extra), "  (malformed: %s)", why);
-                } else {
+                if (tpm2_token_parse(ti->json, t, why, sizeof(why)) == 0) {
                         tpm2_pcrs_format(t->pcrs, pcrs, sizeof(pcrs));
                         snprintf(extra, sizeof(extra), "  (policy: PCRs %s of %s, lock PCR %u at reset value)",
                                  pcrs, tpm2_bank_name(t->bank), t->lock);

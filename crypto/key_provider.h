@@ -29,6 +29,8 @@ extern const struct key_provider key_smbios_provider;
 extern const struct key_provider key_drive_provider;
 extern const struct key_provider key_imds_provider;
 extern const struct key_provider key_tpm2_provider;
+extern const struct key_provider key_systemd_tpm2_provider;
+extern const struct key_provider key_passphrase_provider;
 
 /* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
 int keysrc_read_path(const char *path, struct secret **out);
@@ -52,3 +54,10 @@ int imds_allow_base(const char *base);
  * tests and explicit administrator choice only; the boot never calls it. 0 or -EINVAL.
  */
 int tpm2_use_tcti(const char *tcti);
+
+struct tpm2;
+/*
+ * The TPM for the tpm2 and systemd-tpm2 sources: the tpm2_use_tcti() one, or ROOT/dev/tpmrm0,
+ * waiting until ctx->deadline_ms for a driver that is late to make it. Says why in ctx->detail.
+ */
+int tpm2_open_boot(const struct keysrc_ctx *ctx, struct tpm2 **out);

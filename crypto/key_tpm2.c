@@ -45,7 +45,7 @@ static int tpm2_check(const char *arg)
 }
 
 /* The TPM, waiting until the deadline for a driver that is late to make /dev/tpmrm0. */
-static int open_tpm(const struct keysrc_ctx *ctx, struct tpm2 **out)
+int tpm2_open_boot(const struct keysrc_ctx *ctx, struct tpm2 **out)
 {
         char tcti[4096 + 16];
         int n, r;
@@ -158,7 +158,7 @@ static int tpm2_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secr
                 if (strcmp(ti->type, TPM2_TOKEN_TYPE) != 0)
                         continue;
                 if (!tpm) {
-                        r = open_tpm(ctx, &tpm);
+                        r = tpm2_open_boot(ctx, &tpm);
                         if (r < 0)
                                 return r;
                 }
@@ -223,7 +223,7 @@ static int tpm2_enroll(const char *arg, const struct keysrc_ctx *ctx, struct sec
         t.bank = t.opts.bank;
         t.lock = t.opts.lock;
         t.pcrs = t.opts.pcrs | (1u << t.lock);
-        r = open_tpm(ctx, &tpm);
+        r = tpm2_open_boot(ctx, &tpm);
         if (r < 0)
                 return r;
         r = enroll_policy(tpm, &t.opts, t.policy);

@@ -20,6 +20,8 @@ static const struct key_provider *const providers[KEYSRC__MAX] = {
         [KEYSRC_DRIVE] = &key_drive_provider,
         [KEYSRC_IMDS] = &key_imds_provider,
         [KEYSRC_TPM2] = &key_tpm2_provider,
+        [KEYSRC_SYSTEMD_TPM2] = &key_systemd_tpm2_provider,
+        [KEYSRC_PASSPHRASE] = &key_passphrase_provider,
 };
 
 const char *keysrc_type_name(enum keysrc_type t)
@@ -105,6 +107,11 @@ int keychain_parse(const char *spec, struct keychain *out)
                         return r;
                 c.n++;
                 start = i + 1;
+        }
+        /* A passphrase waits for a person: every unattended source is tried before it. */
+        for (size_t i = 0; i + 1 < c.n; i++) {
+                if (c.src[i].type == KEYSRC_PASSPHRASE)
+                        return -EINVAL;
         }
         *out = c;
         return 0;
@@ -207,6 +214,7 @@ int keysrc_enroll(const struct keysrc *s, const struct keysrc_ctx *ctx, struct k
                 return r;
         out->key = key;
         out->token = token;
+        out->typed = s->type == KEYSRC_PASSPHRASE;
         return 0;
 }
 

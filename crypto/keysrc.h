@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Key sources and the provider chain: "fwcfg:NAME,keyfile:PATH,…". */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "clock.h"
@@ -13,7 +14,8 @@ enum keysrc_type {
         KEYSRC_DRIVE,   /* drive:LABEL:PATH -> PATH on the ISO 9660 or vfat file system labelled LABEL */
         KEYSRC_IMDS,    /* imds:aws|gcp|azure[+b64]:PATH -> http://169.254.169.254/PATH */
         KEYSRC_TPM2,    /* tpm2[:pcrs=7+11][,bank=sha256][,lock=15] -> the thaw-tpm2 token's sealed key */
-        /* later: KEYSRC_PASSPHRASE */
+        KEYSRC_SYSTEMD_TPM2, /* systemd-tpm2 -> the key systemd-cryptenroll sealed, in its systemd-tpm2 token */
+        KEYSRC_PASSPHRASE, /* passphrase[:console] -> typed on the console; last in a chain only */
         KEYSRC__MAX,
 };
 
@@ -54,6 +56,7 @@ struct keysrc_ctx {
 struct keysrc_enrollment {
         struct secret *key;
         char *token; /* malloc()ed, holds no key material (a sealed blob at most) */
+        bool typed;  /* a passphrase a person types: its keyslot is stretched with argon2id */
 };
 
 /*

@@ -63,12 +63,36 @@ int luks_probe(const char *dev)
         return r < 0 ? r : 1;
 }
 
+/* The key is 256 random bits (or a sealed one): stretching buys nothing, argon2 would cost memory. */
+static const struct crypt_pbkdf_type thaw_pbkdf = {
+        .type = CRYPT_KDF_PBKDF2,
+        .hash = "sha256",
+        .iterations = LUKS_PBKDF2_ITER,
+        .flags = CRYPT_PBKDF_NO_BENCHMARK,
+};
+
+/*
+ * A passphrase a person chose is guessable: argon2id, at a fixed cost so every machine that may
+ * resume the image can open it (64 MiB fits half the RAM of any VM that hibernates, and 4 passes
+ * take about a quarter of a second on one core).
+ */
+static const struct crypt_pbkdf_type passphrase_pbkdf = {
+        .type = CRYPT_KDF_ARGON2ID,
+        .iterations = LUKS_PASSPHRASE_PASSES,
+        .max_memory_kb = LUKS_PASSPHRASE_KIB,
+        .parallel_threads = 1,
+        .flags = CRYPT_PBKDF_NO_BENCHMARK,
+};
+
 static int add_source(struct crypt_device *cd, const struct secret *vk, const struct keysrc_enrollment *e)
 {
         int slot, token, r;
 
         if (!e->key || e->key->len == 0 || !e->token || strlen(e->token) >= LUKS_TOKEN_JSON_MAX)
                 return -EINVAL;
+        r = crypt_set_pbkdf_type(cd, e->typed ? &passphrase_pbkdf : &thaw_pbkdf);
+        if (r < 0)
+                return r;
         slot = crypt_keyslot_add_by_volume_key(cd, CRYPT_ANY_SLOT, (const char *)vk->data, vk->len,
                                                (const char *)e->key->data, e->key->len);
         if (slot < 0)
@@ -79,14 +103,6 @@ static int add_source(struct crypt_device *cd, const struct secret *vk, const st
         r = crypt_token_assign_keyslot(cd, token, slot);
         return r < 0 ? r : token;
 }
-
-/* The key is 256 random bits (or a sealed one): stretching buys nothing, argon2 would cost memory. */
-static const struct crypt_pbkdf_type thaw_pbkdf = {
-        .type = CRYPT_KDF_PBKDF2,
-        .hash = "sha256",
-        .iterations = LUKS_PBKDF2_ITER,
-        .flags = CRYPT_PBKDF_NO_BENCHMARK,
-};
 
 int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e)
 {

@@ -19,6 +19,9 @@
  * about 10 s on one current core (1 GiB at 16 passes, 64 MiB at 256).
  */
 #define LUKS_ARGON2_WORK_MAX (16ull << 20)
+/* The argon2id cost of a recovery passphrase's keyslot (thaw enroll --key passphrase). */
+#define LUKS_PASSPHRASE_KIB 65536
+#define LUKS_PASSPHRASE_PASSES 4
 
 /* 1 if dev carries a LUKS2 header, 0 if not (none, LUKS1, damaged), -ENOENT if dev is absent, other -errno. */
 int luks_probe(const char *dev);

@@ -150,7 +150,47 @@ static void flush(struct tpm2 *t, ESYS_TR *h)
         *h = ESYS_TR_NONE;
 }
 
-static int primary(struct tpm2 *t, ESYS_TR *out)
+/*
+ * The primary keys systemd 252 makes for systemd-cryptenroll's systemd-tpm2 tokens (tpm2_make_primary()
+ * in its src/shared/tpm2-util.c): the same seed gives the same key only from exactly these
+ * templates. ECC unless the token says "rsa"; no noDA, unlike ours.
+ */
+static const TPM2B_PUBLIC systemd_primary_ecc = {
+        .size = sizeof(TPMT_PUBLIC),
+        .publicArea = {
+                .type = TPM2_ALG_ECC,
+                .nameAlg = TPM2_ALG_SHA256,
+                .objectAttributes = TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM |
+                                    TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                                    TPMA_OBJECT_USERWITHAUTH,
+                .parameters.eccDetail = {
+                        .symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128,
+                                       .mode.aes = TPM2_ALG_CFB },
+                        .scheme.scheme = TPM2_ALG_NULL,
+                        .curveID = TPM2_ECC_NIST_P256,
+                        .kdf.scheme = TPM2_ALG_NULL,
+                },
+        },
+};
+
+static const TPM2B_PUBLIC systemd_primary_rsa = {
+        .size = sizeof(TPMT_PUBLIC),
+        .publicArea = {
+                .type = TPM2_ALG_RSA,
+                .nameAlg = TPM2_ALG_SHA256,
+                .objectAttributes = TPMA_OBJECT_RESTRICTED | TPMA_OBJECT_DECRYPT | TPMA_OBJECT_FIXEDTPM |
+                                    TPMA_OBJECT_FIXEDPARENT | TPMA_OBJECT_SENSITIVEDATAORIGIN |
+                                    TPMA_OBJECT_USERWITHAUTH,
+                .parameters.rsaDetail = {
+                        .symmetric = { .algorithm = TPM2_ALG_AES, .keyBits.aes = 128,
+                                       .mode.aes = TPM2_ALG_CFB },
+                        .scheme.scheme = TPM2_ALG_NULL,
+                        .keyBits = 2048,
+                },
+        },
+};
+
+static int primary_from(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, ESYS_TR *out)
 {
         TPM2B_SENSITIVE_CREATE sens = { 0 };
         TPML_PCR_SELECTION none = { 0 };
@@ -158,8 +198,13 @@ static int primary(struct tpm2 *t, ESYS_TR *out)
         TSS2_RC rc;
 
         rc = Esys_CreatePrimary(t->esys, ESYS_TR_RH_OWNER, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
-                                &sens, &primary_template, &outside, &none, out, NULL, NULL, NULL, NULL);
+                                &sens, tmpl, &outside, &none, out, NULL, NULL, NULL, NULL);
         return rc == TSS2_RC_SUCCESS ? 0 : fail(t, "creating the storage primary key", rc);
+}
+
+static int primary(struct tpm2 *t, ESYS_TR *out)
+{
+        return primary_from(t, &primary_template, out);
 }
 
 /*
@@ -435,8 +480,8 @@ static int policy_unseal(struct tpm2 *t, ESYS_TR sess, ESYS_TR obj, uint16_t ban
         return 0;
 }
 
-int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len,
-                struct secret **out)
+static int unseal_under(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, uint16_t bank, uint32_t mask,
+                        const uint8_t *blob, size_t blob_len, struct secret **out)
 {
         ESYS_TR prim = ESYS_TR_NONE, obj = ESYS_TR_NONE, sess = ESYS_TR_NONE;
         int r;
@@ -444,7 +489,7 @@ int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blo
         if (!t || !out || tpm2_bank_size(bank) == 0 || mask == 0 || mask >= (1u << TPM2_PCR_COUNT))
                 return -EINVAL;
         t->error[0] = '\0';
-        r = primary(t, &prim);
+        r = primary_from(t, tmpl, &prim);
         if (r == 0)
                 r = load(t, prim, blob, blob_len, &obj);
         /* ENCRYPT: the TPM encrypts the unsealed key in its response. */
@@ -456,4 +501,17 @@ int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blo
         flush(t, &obj);
         flush(t, &prim);
         return r;
+}
+
+int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len,
+                struct secret **out)
+{
+        return unseal_under(t, &primary_template, bank, mask, blob, blob_len, out);
+}
+
+int tpm2_unseal_systemd(struct tpm2 *t, bool rsa, uint16_t bank, uint32_t mask, const uint8_t *blob,
+                        size_t blob_len, struct secret **out)
+{
+        return unseal_under(t, rsa ? &systemd_primary_rsa : &systemd_primary_ecc, bank, mask, blob, blob_len,
+                            out);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A TPM2 through tpm2-tss ESAPI: seal and unseal a key under a PCR policy, read and extend PCRs. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "secret.h"
@@ -65,6 +66,13 @@ int tpm2_seal(struct tpm2 *t, const uint8_t policy[TPM2_POLICY_SIZE], const stru
  */
 int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len,
                 struct secret **out);
+
+/*
+ * The same for a blob systemd 252's systemd-cryptenroll sealed: under systemd's own primary key
+ * (ECC P-256, or RSA 2048 when rsa), a PolicyPCR session, no PIN. The secret as unsealed.
+ */
+int tpm2_unseal_systemd(struct tpm2 *t, bool rsa, uint16_t bank, uint32_t mask, const uint8_t *blob,
+                        size_t blob_len, struct secret **out);
 
 /* The authPolicy recorded in a sealed blob (to compare with a token's); -EINVAL if malformed. */
 int tpm2_blob_policy(const uint8_t *blob, size_t blob_len, uint8_t policy[TPM2_POLICY_SIZE]);

@@ -14,12 +14,14 @@
 #include "key_provider.h"
 #include "keysrc.h"
 #include "log.h"
+#include "power.h"
 #include "luks.h"
 #include "luks_token.h"
 #include "tpm2_token.h"
 #include "util.h"
 
 #define FETCH_WAIT_MS 5000 /* a running system: a source is there or soon is */
+#define PROMPT_WAIT_MS 60000 /* a person typing a passphrase */
 
 struct enroll_opts {
         const char *device;
@@ -191,7 +193,9 @@ static int fetch(const struct enroll_opts *o, const struct keysrc *src, const st
                  struct secret **key)
 {
         char name[KEYSRC_ARG_MAX + 32], detail[512] = "";
-        struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + FETCH_WAIT_MS,
+        /* A person types a passphrase: more time than a source that is there or not. */
+        int64_t wait = src->type == KEYSRC_PASSPHRASE ? PROMPT_WAIT_MS : FETCH_WAIT_MS;
+        struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + wait,
                                  .device = o->device, .tokens = tokens, .detail = detail,
                                  .detail_size = sizeof(detail) };
         int r = keysrc_fetch(src, &kc, key);
@@ -205,8 +209,23 @@ static int fetch(const struct enroll_opts *o, const struct keysrc *src, const st
         return r;
 }
 
+/* As thaw resume would: a passphrase may open argon2 keyslots within half of the RAM (why names the others). */
+static int check_key(const struct enroll_opts *o, const struct keysrc *src, const struct secret *key,
+                     char *why, size_t size)
+{
+        struct power_meminfo m;
+
+        why[0] = '\0';
+        if (src->type != KEYSRC_PASSPHRASE)
+                return luks_check_key(o->device, key);
+        if (power_meminfo(o->root, &m) < 0)
+                m.mem_total_kib = 0;
+        return luks_activate_passphrase(o->device, NULL, key, m.mem_total_kib / 2, why, size);
+}
+
 static int check(const struct enroll_opts *o, const struct luks_tokens *tokens)
 {
+        char why[512];
         struct secret *key = NULL;
         struct keysrc src;
         int r;
@@ -217,11 +236,11 @@ static int check(const struct enroll_opts *o, const struct luks_tokens *tokens)
         r = fetch(o, &src, tokens, &key);
         if (r < 0)
                 return r;
-        r = luks_check_key(o->device, key);
+        r = check_key(o, &src, key, why, sizeof(why));
         secret_free(key);
         if (r < 0)
-                log_msg(LOG_WARNING, "the key from %s does not open %s (%s)", o->check, o->device,
-                        r == -EPERM ? "no keyslot takes it" : strerror(-r));
+                log_msg(LOG_WARNING, "the key from %s does not open %s (%s%s%s)", o->check, o->device,
+                        r == -EPERM ? "no keyslot takes it" : strerror(-r), why[0] ? "; " : "", why);
         else
                 log_msg(LOG_INFO, "the key from %s opens %s", o->check, o->device);
         return r;

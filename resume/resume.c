@@ -35,6 +35,7 @@ const struct resume_ops resume_default_ops = {
         .tokens = luks_tokens_read,
         .tokens_free = luks_tokens_free,
         .activate = luks_activate,
+        .activate_passphrase = luks_activate_passphrase,
         .deactivate = luks_deactivate,
         .is_active = luks_is_active,
         .handoff = handoff_write,
@@ -205,6 +206,23 @@ static int key_chain(const struct resume_ctx *c, struct keychain *chain, char *w
         return r;
 }
 
+/*
+ * A typed passphrase may open argon2 keyslots too, those whose memory fits in half of the RAM this
+ * boot sees: a larger one would get the initramfs killed for memory instead of going on. Every
+ * other key opens cheap PBKDF2 keyslots only. Refused keyslots are named in detail.
+ */
+static int activate(const struct resume_ctx *c, const struct keysrc *src, const char *dev,
+                    const struct secret *key, char *detail, size_t size)
+{
+        struct power_meminfo m;
+
+        if (src->type != KEYSRC_PASSPHRASE || !c->ops->activate_passphrase)
+                return c->ops->activate(dev, c->args->name, key);
+        if (power_meminfo(c->root, &m) < 0)
+                m.mem_total_kib = 0; /* unknown: no argon2 keyslot is tried, PBKDF2 ones still are */
+        return c->ops->activate_passphrase(dev, c->args->name, key, m.mem_total_kib / 2, detail, size);
+}
+
 /* One line as soon as a source fails and another is left, so each failure is told apart. */
 static void next_source(const struct resume_ctx *c, const struct keychain *chain, size_t i,
                         const char *what)
@@ -239,7 +257,8 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                         next_source(c, chain, i, what);
                         continue;
                 }
-                r = c->ops->activate(dev, c->args->name, key);
+                kc->detail[0] = '\0';
+                r = activate(c, &chain->src[i], dev, key, kc->detail, kc->detail_size);
                 secret_free(key); /* the key is not needed past activation, whatever happened */
                 if (r == 0) {
                         if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
@@ -247,6 +266,15 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                         SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s", dev, c->args->name,
                             name);
                         return 0;
+                }
+                if (r == -EPERM && kc->detail[0]) {
+                        /* A passphrase's argon2 keyslots refused for their cost: say which. */
+                        char what[700];
+
+                        snprintf(what, sizeof(what), "%s (%s)", reason(r), kc->detail);
+                        add_reason(why, size, &chain->src[i], what);
+                        next_source(c, chain, i, what);
+                        continue;
                 }
                 if (r == -EPERM)
                         next_source(c, chain, i, reason(r));

@@ -36,6 +36,9 @@ struct resume_ops {
         int (*tokens)(const char *dev, struct luks_tokens **out);
         void (*tokens_free)(struct luks_tokens *t);
         int (*activate)(const char *dev, const char *name, const struct secret *key);
+        /* For a typed passphrase: argon2 keyslots within argon2_max_kib too (may be NULL). */
+        int (*activate_passphrase)(const char *dev, const char *name, const struct secret *key,
+                                   uint64_t argon2_max_kib, char *why, size_t size);
         int (*deactivate)(const char *name);
         int (*is_active)(const char *name);
         int (*handoff)(const char *root, unsigned maj, unsigned min, uint64_t offset);

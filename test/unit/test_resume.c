@@ -179,6 +179,48 @@ static const struct resume_ops fake_ops = {
         .handoff = fake_handoff,
 };
 
+/* The passphrase source without a console: "typed" is what a person would type. */
+static uint64_t passphrase_limit;
+
+static int fake_fetch(const struct keysrc *src, const struct keysrc_ctx *ctx, struct secret **out)
+{
+        struct secret *s = NULL;
+
+        if (src->type != KEYSRC_PASSPHRASE)
+                return keysrc_fetch(src, ctx, out);
+        assert_int_equal(secret_new(5, &s), 0);
+        memcpy(s->data, "typed", 5);
+        s->len = 5;
+        *out = s;
+        return 0;
+}
+
+static int fake_activate_passphrase(const char *dev, const char *name, const struct secret *key,
+                                    uint64_t argon2_max_kib, char *why, size_t size)
+{
+        (void)dev;
+        (void)name;
+        passphrase_limit = argon2_max_kib;
+        assert_memory_equal(key->data, "typed", 5);
+        if (argon2_max_kib < 1048576) {
+                snprintf(why, size, "keyslot 1 (argon2id) needs 1048576 KiB of memory, more than half of the "
+                         "RAM (%llu KiB): not tried", (unsigned long long)argon2_max_kib);
+                return -EPERM;
+        }
+        why[0] = '\0';
+        return fake_activate(dev, name, &(struct secret){ .len = strlen(GOOD), .data = (uint8_t *)GOOD });
+}
+
+static const struct resume_ops passphrase_ops = {
+        .probe = fake_probe,
+        .fetch = fake_fetch,
+        .activate = fake_activate,
+        .activate_passphrase = fake_activate_passphrase,
+        .deactivate = fake_deactivate,
+        .is_active = fake_is_active,
+        .handoff = fake_handoff,
+};
+
 static int setup(void **state)
 {
         if (ft_setup(state) < 0)
@@ -347,6 +389,36 @@ static void test_no_key_reasons(void **state)
         assert_string_equal(last(), want);
         assert_int_equal(fx.activations, 1);
         assert_int_equal(fx.handoffs, 0);
+}
+
+/*
+ * A passphrase opens argon2 keyslots within half of MemTotal only: the refusal is said in the
+ * source's line, and with more RAM the same keyslot opens.
+ */
+static void test_passphrase_memory(void **state)
+{
+        char want[PATH_MAX + 512];
+
+        (void)state;
+        ft_puts("/proc/meminfo", "MemTotal:        1000000 kB\nMemFree: 1 kB\nAnonPages: 1 kB\nShmem: 1 kB\n");
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad,passphrase", &passphrase_ops),
+                         RESUME_NO_KEY);
+        assert_int_equal(passphrase_limit, 500000);
+        snprintf(want, sizeof(want), "no key source unlocked %s/dev/vdb (keyfile:/keys/bad: wrong key; "
+                 "passphrase: wrong key (keyslot 1 (argon2id) needs 1048576 KiB of memory, more than half of "
+                 "the RAM (500000 KiB): not tried)): boot continues without resume; the image, if any, is kept",
+                 ft_root);
+        assert_string_equal(last(), want);
+        fx.said = 0;
+        ft_puts("/proc/meminfo", "MemTotal:        4000000 kB\nMemFree: 1 kB\nAnonPages: 1 kB\nShmem: 1 kB\n");
+        run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad,passphrase", &passphrase_ops);
+        assert_int_equal(passphrase_limit, 2000000);
+        assert_true(said("as /dev/mapper/thaw-swap with passphrase"));
+        /* Never before an unattended source: the chain is refused as a whole. */
+        fx.said = 0;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=passphrase,keyfile:/keys/good", &passphrase_ops),
+                         RESUME_NO_KEY);
+        assert_true(said("rd.thaw.key=passphrase,keyfile:/keys/good is not a valid key source chain"));
 }
 
 /* No rd.thaw.key= and no key= in thaw.conf: nothing is unlocked, whatever the device says. */
@@ -753,6 +825,7 @@ int main(void)
                 T(test_device_appears_late),
                 T(test_not_luks),
                 T(test_no_key_reasons),
+                T(test_passphrase_memory),
                 T(test_no_key_configured),
                 T(test_tokens_ignored),
                 T(test_activation_error_stops_chain),

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""pty-answer.py PROMPT ANSWER CMD...: run CMD on a new pseudo-terminal (its controlling terminal),
-type ANSWER and a line end each time PROMPT appears in its output (an empty ANSWER: never), copy
-its output to stdout and exit with its status. A person at a console, for the passphrase tests;
-60 s at most, then CMD is killed."""
+"""pty-answer.py PROMPT ANSWERS CMD...: run CMD on a new pseudo-terminal (its controlling terminal),
+type a line each time PROMPT appears in its output: the n-th line of ANSWERS at the n-th prompt,
+its last line after that (an empty ANSWERS: never). Copies the output to stdout and exits with
+CMD's status. A person at a console, for the passphrase tests; 60 s at most, then CMD is killed."""
 import os
 import pty
 import select
@@ -13,7 +13,7 @@ import time
 
 
 def main():
-    prompt, answer, cmd = sys.argv[1].encode(), sys.argv[2].encode(), sys.argv[3:]
+    prompt, answers, cmd = sys.argv[1].encode(), sys.argv[2].encode().split(b"\n"), sys.argv[3:]
     pid, fd = pty.fork()
     if pid == 0:
         os.execvp(cmd[0], cmd)
@@ -32,9 +32,9 @@ def main():
         sys.stdout.flush()
         seen += data
         # The prompt is written after the terminal was set up (typed-ahead input flushed): answer now.
-        while answer and seen.count(prompt) > answered:
+        while answers != [b""] and seen.count(prompt) > answered:
+            os.write(fd, answers[min(answered, len(answers) - 1)] + b"\n")
             answered += 1
-            os.write(fd, answer + b"\n")
     else:
         os.kill(pid, signal.SIGKILL)
     _, status = os.waitpid(pid, 0)

@@ -1,0 +1,107 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of the recovery passphrase on a LUKS2 image file, typed on a pseudo-terminal: thaw enroll
+# --key passphrase (twice, argon2id keyslot), --check passphrase as thaw resume would (the console
+# with a screen; a serial-only console refused unless passphrase:console; an argon2 keyslot over half
+# of MemTotal refused with its cost, from a fixture /proc/meminfo).
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+here=$(cd "$(dirname "$0")" && pwd)
+for tool in cryptsetup python3 truncate; do
+        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
+done
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+mkdir -p "$root/proc/self" "$root/etc" "$root/dev" "$root/sys/class/tty/console"
+: > "$root/proc/self/mounts"
+: > "$root/proc/swaps"
+(umask 077 && head -c 32 /dev/urandom > "$root/key")
+# The console and the administrator's terminal are the pseudo-terminal pty-answer.py runs thaw on.
+ln -s /dev/tty "$root/dev/console"
+ln -s /dev/tty "$root/dev/tty"
+echo "tty1" > "$root/sys/class/tty/console/active"
+meminfo() {
+        printf 'MemTotal: %s kB\nMemFree: 1000 kB\nAnonPages: 1000 kB\nShmem: 100 kB\n' "$1" > "$root/proc/meminfo"
+}
+meminfo 4000000
+
+n=0
+failed=0
+ok() {
+        n=$((n + 1))
+        echo "ok $n - $1"
+}
+not_ok() {
+        n=$((n + 1))
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        sed 's/^/#   /' "$tmp/out"
+}
+
+# typed NAME STATUS TEXT PROMPT ANSWER CMD...: CMD, on a terminal where ANSWER is typed at each
+# PROMPT, exits STATUS and says TEXT.
+typed() {
+        name=$1 want=$2 text=$3 prompt=$4 answer=$5
+        shift 5
+        python3 "$here/pty-answer.py" "$prompt" "$answer" "$@" > "$tmp/out" 2>&1
+        rc=$?
+        if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/out"; then
+                ok "$name"
+        else
+                echo "# exit $rc, wanted $want and \"$text\""
+                not_ok "$name"
+        fi
+}
+
+img=$tmp/swap.img
+truncate -s 32M "$img"
+if ! "$THAW" setup --device "$img" --key keyfile:/key --format-only --root "$root" > "$tmp/out" 2>&1; then
+        not_ok "thaw setup --format-only"
+        echo "1..$n"
+        exit 1
+fi
+
+pw="correct horse battery"
+typed "enroll --key passphrase asks twice and adds a keyslot" 0 "enrolled passphrase on $img" \
+        "passphrase: " "$pw" "$THAW" enroll --device "$img" --key passphrase --unlock keyfile:/key --root "$root"
+if cryptsetup luksDump "$img" > "$tmp/out" 2>&1 && grep -q "argon2id" "$tmp/out" &&
+        grep -q "Memory: *65536" "$tmp/out" && grep -q "thaw-passphrase" "$tmp/out" && ! grep -qF "$pw" "$tmp/out"; then
+        ok "its keyslot is argon2id at 64 MiB, with a thaw-passphrase token and no passphrase in the header"
+else
+        not_ok "its keyslot is argon2id at 64 MiB, with a thaw-passphrase token and no passphrase in the header"
+fi
+typed "two different passphrases enroll nothing" 1 "the two passphrases differ" "passphrase: " "$(printf 'one\ntwo')" \
+        "$THAW" enroll --device "$img" --key passphrase --unlock keyfile:/key --root "$root"
+if [ "$(cryptsetup luksDump "$img" | grep -c 'argon2id')" -eq 1 ]; then
+        ok "and no keyslot was added"
+else
+        not_ok "and no keyslot was added"
+fi
+
+typed "the passphrase opens the device, prompted on the console" 0 "the key from passphrase opens $img" \
+        "s): " "$pw" "$THAW" enroll --device "$img" --check passphrase --root "$root"
+typed "a wrong passphrase does not" 1 "does not open $img (no keyslot takes it)" \
+        "s): " "wrong horse" "$THAW" enroll --device "$img" --check passphrase --root "$root"
+
+meminfo 100000
+typed "an argon2 keyslot over half of MemTotal is not tried, and the line says why" 1 \
+        "keyslot 1 (argon2id) needs 65536 KiB of memory, more than half of the RAM (50000 KiB): not tried" \
+        "s): " "$pw" "$THAW" enroll --device "$img" --check passphrase --root "$root"
+meminfo 4000000
+
+echo "ttyS0" > "$root/sys/class/tty/console/active"
+typed "a serial-only console (a headless VM) is not prompted" 1 "the console is serial only" \
+        "s): " "$pw" "$THAW" enroll --device "$img" --check passphrase --root "$root"
+if grep -q "Passphrase for" "$tmp/out"; then
+        not_ok "not even a prompt was shown"
+else
+        ok "not even a prompt was shown"
+fi
+typed "passphrase:console prompts there all the same" 0 "the key from passphrase:console opens $img" \
+        "s): " "$pw" "$THAW" enroll --device "$img" --check passphrase:console --root "$root"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -259,13 +259,16 @@ tq_boot() {
     [[ $step == inspect ]] && rootmode="ro rootflags=noload"
     local append="console=ttyS0 root=/dev/vda $rootmode rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
     append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
+    # TQ_KERNEL: another kernel (make bench-kernel's); an empty TQ_INITRD boots without initramfs.
+    local boot=(-kernel "${TQ_KERNEL:-$(tq_vmlinuz)}")
+    [[ -n ${TQ_INITRD:-} ]] && boot+=(-initrd "$TQ_INITRD")
     tq_log "boot $name: step=$step ${*:-}"
     TQ_TPM_ARGS=()
     [[ -n $TQ_TPM_STATE ]] && tq_swtpm_start "$name"
     start=$EPOCHREALTIME
     timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
         -nodefaults -display none -no-reboot -serial stdio \
-        -kernel "$(tq_vmlinuz)" -initrd "$TQ_INITRD" -append "$append" \
+        "${boot[@]}" -append "$append" \
         -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \
         -drive "file=$TQ_WORK/swap.img,if=virtio,format=raw" \
         -fw_cfg "name=opt/thaw/key,file=$key" -fw_cfg "name=opt/test/realkey,file=$TQ_WORK/key" \

@@ -131,6 +131,12 @@ check: all $(UNIT_BIN) $(B)/asan/thaw
 check-qemu: all
 	test/qemu/run.sh $(ONLY)
 
+# The swapoff readahead benchmark (kernel/bench/): builds Debian's 6.1 twice, boots QEMU; not
+# part of make test (about an hour the first time, see README.md).
+bench-kernel: deps
+	$(MAKE) all
+	kernel/bench/run.sh
+
 test: deps
 	$(MAKE) check
 	$(MAKE) check-qemu
@@ -150,4 +156,4 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install clean fuzz fuzz-brief
+.PHONY: all deps check check-qemu test demo install clean fuzz fuzz-brief bench-kernel

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Installs what building thaw and running its tests need, from Debian's packages (Debian 12).
 # Installs no kernel and no dracut: the QEMU tests download and unpack those into .cache/.
+# flex, bison, bc and libelf-dev build make bench-kernel's kernels.
 # A second run, with everything present, is fast and needs no network.
 
 set -eu
@@ -10,7 +11,8 @@ PKGS="gcc libc6-dev make pkg-config libcryptsetup-dev libkeyutils-dev libjson-c-
 libcmocka-dev zlib1g-dev qemu-system-x86 busybox-static cpio kmod udev dmsetup e2fsprogs zstd xz-utils
 shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools
 libcurl4-openssl-dev python3 clang libclang-rt-14-dev
-libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools"
+libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools
+flex bison bc libelf-dev"
 
 missing=""
 for p in $PKGS; do

@@ -149,6 +149,7 @@ install: all
 	install -D -m 0755 $(B)/thaw $(DESTDIR)$(SBINDIR)/thaw
 	install -d $(DESTDIR)$(DRACUTDIR)/90thaw
 	install -m 0755 dracut-module/90thaw/*.sh $(DESTDIR)$(DRACUTDIR)/90thaw/
+	install -m 0644 dracut-module/90thaw/*.service dracut-module/90thaw/*.conf $(DESTDIR)$(DRACUTDIR)/90thaw/
 	install -D -m 0644 man/thaw.8 $(DESTDIR)$(MANDIR)/man8/thaw.8
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN))
 	for t in $(TOKEN_TYPES); do ln -sf $(notdir $(PLUGIN)) $(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-$$t.so; done

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# dracut module: installs thaw and runs `thaw resume` before the root file system is mounted.
-# shellcheck disable=SC2154 # dracut sets moddir, hostonly and dracutsysrootdir
+# dracut module: installs thaw and runs `thaw resume` before the root file system is mounted: a
+# pre-mount hook in the shell flavour, thaw-resume.service when the systemd module is included.
+# shellcheck disable=SC2154 # dracut sets moddir, hostonly, dracutsysrootdir, initdir, SYSTEMCTL, systemd*dir
 
 # The thaw binary to install; the test harness points this at its build.
 thaw_bin() {
@@ -52,5 +53,14 @@ install() {
         inst_libdir_file "libtss2-tcti-device.so.0*"
     fi
     [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && inst_simple /etc/thaw/thaw.conf
-    inst_hook pre-mount 10 "$moddir/thaw-resume.sh"
+    # One flavour or the other, never both: dracut-systemd would also run a pre-mount hook.
+    if dracut_module_included "systemd"; then
+        inst_simple "$moddir/thaw-resume.service" "$systemdsystemunitdir/thaw-resume.service"
+        inst_simple "$moddir/thaw-hibernate-resume.conf" \
+            "$systemdsystemunitdir/systemd-hibernate-resume@.service.d/thaw.conf"
+        inst_script "$moddir/thaw-generator.sh" "$systemdutildir/system-generators/thaw-generator"
+        $SYSTEMCTL -q --root "$initdir" enable thaw-resume.service
+    else
+        inst_hook pre-mount 10 "$moddir/thaw-resume.sh"
+    fi
 }

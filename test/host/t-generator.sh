@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of the systemd flavour's thaw-generator on a fixture root: it masks
+# systemd-hibernate-resume@.service exactly when `thaw resume` will act (rd.thaw.device= or device=
+# in thaw.conf, no rd.thaw=0), and says so in the kernel log when resume= is given.
+set -u
+
+gen=$(cd "$(dirname "$0")/../.." && pwd)/dracut-module/90thaw/thaw-generator.sh
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+mask=systemd-hibernate-resume@.service
+
+n=0
+failed=0
+# said TEXT: the kernel log holds TEXT; with TEXT empty, it is empty.
+said() {
+	if [ -z "$1" ]; then
+		[ ! -s "$root/dev/kmsg" ]
+	else
+		grep -qF -- "$1" "$root/dev/kmsg"
+	fi
+}
+
+# expect NAME MASKED(yes|no) KMSG-TEXT(or "") CMDLINE [THAW.CONF]: the generator's effect.
+expect() {
+	n=$((n + 1))
+	rm -rf "$root" "$tmp/early"
+	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
+	: > "$root/etc/initrd-release"
+	: > "$root/dev/kmsg"
+	echo "$4" > "$root/proc/cmdline"
+	[ $# -ge 5 ] && printf '%s\n' "$5" > "$root/etc/thaw/thaw.conf"
+	THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
+	rc=$?
+	got=no
+	[ "$(readlink "$tmp/early/$mask" 2> /dev/null)" = /dev/null ] && got=yes
+	if [ "$rc" -eq 0 ] && [ "$got" = "$2" ] && said "$3"; then
+		echo "ok $n - $1"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $1"
+		echo "# exit $rc, masked $got (wanted $2), kmsg:"
+		sed 's/^/#   /' "$root/dev/kmsg"
+	fi
+}
+
+masked="thaw: resume=/dev/mapper/thaw-swap on the kernel command line: systemd-hibernate-resume masked"
+expect "rd.thaw.device= and resume=: masked, and said" yes "$masked" \
+	"root=/dev/vda rd.thaw.device=UUID=1234 resume=/dev/mapper/thaw-swap quiet"
+expect "rd.thaw.device= without resume=: masked quietly" yes "" "rd.thaw.device=/dev/vdb"
+expect "device= in thaw.conf: masked" yes "$masked" "resume=/dev/mapper/thaw-swap" \
+	"device=UUID=1234"
+expect "device= in quotes in thaw.conf: masked" yes "" "quiet" '  device = "LABEL=my swap"'
+expect "empty device= in thaw.conf, as thaw ignores it: not masked" no "" "resume=/dev/vdb" \
+	'device=""'
+expect "no thaw device: systemd-hibernate-resume keeps resume=" no "" "resume=/dev/vdb"
+expect "rd.thaw=0: not masked" no "" "rd.thaw.device=/dev/vdb resume=/dev/vdb rd.thaw=0"
+expect "rd.thaw=0 then rd.thaw=1: the last wins, masked" yes "thaw: resume=/dev/vdb" \
+	"rd.thaw=0 rd.thaw.device=/dev/vdb resume=/dev/vdb rd.thaw=1"
+expect "empty rd.thaw.device=, as thaw ignores it: not masked" no "" "rd.thaw.device= resume=/dev/vdb"
+expect "a glob in the command line is not expanded" yes "thaw: resume=/dev/*" \
+	"rd.thaw.device=/dev/vd* resume=/dev/*"
+
+# Outside an initramfs (no /etc/initrd-release) it does nothing.
+n=$((n + 1))
+rm -rf "$tmp/early"
+rm -f "$root/etc/initrd-release"
+echo "rd.thaw.device=/dev/vdb" > "$root/proc/cmdline"
+THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
+if [ ! -e "$tmp/early/$mask" ]; then
+	echo "ok $n - not in an initramfs: nothing masked"
+else
+	failed=$((failed + 1))
+	echo "not ok $n - not in an initramfs: nothing masked"
+fi
+
+echo "# $n generator cases, $failed failed"
+[ "$failed" -eq 0 ]

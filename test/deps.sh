@@ -12,7 +12,8 @@ libcmocka-dev zlib1g-dev qemu-system-x86 busybox-static cpio kmod udev dmsetup e
 shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools
 libcurl4-openssl-dev python3 clang libclang-rt-14-dev
 libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools
-flex bison bc libelf-dev"
+flex bison bc libelf-dev
+systemd"
 
 missing=""
 for p in $PKGS; do

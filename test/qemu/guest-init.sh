@@ -152,6 +152,7 @@ plain)
 	;;
 cold)
 	mapping_state
+	thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
 	swapon /dev/mapper/thaw-swap
 	say "swapon exit $?"
 	grep -q '^/dev/' /proc/swaps && say "swap active: $(grep '^/dev/' /proc/swaps | tr -s ' \t' ' ')"

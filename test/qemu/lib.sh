@@ -117,16 +117,43 @@ tq_build_initramfs() {
         extra+=("$(basename "$d" | sed 's/^[0-9][0-9]//')")
     done
     mods="$mods ${extra[*]}"
-    mkdir -p "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
+    tq_dracut "$base" "$TQ_CACHE/dracut-tmp" "$mods" "$out"
+}
+
+# tq_dracut BASE TMPDIR MODULES OUT: runs the unpacked dracut on module tree BASE.
+tq_dracut() {
+    local base=$1 tmp=$2 mods=$3 out=$4
+    mkdir -p "$tmp" "$TQ_CACHE/dracut-conf.d"
     # --drivers (not --add-drivers) keeps the initramfs to what a virtio VM needs: kernel-modules
     # would otherwise copy every storage driver, and TCG pays for each byte unpacked.
     dracutbasedir=$base THAW_BINARY=$TQ_THAW \
         bash "$TQ_CACHE/dracut/root/usr/bin/dracut" --force --quiet --no-hostonly --no-hostonly-cmdline \
         --kver "$TQ_KVER" --kmoddir "$(tq_kmoddir)" --conf /dev/null --confdir "$TQ_CACHE/dracut-conf.d" \
-        --tmpdir "$TQ_CACHE/dracut-tmp" --modules "$mods" --drivers "${TQ_MODULES//$'\n'/ }" \
+        --tmpdir "$tmp" --modules "$mods" --drivers "${TQ_MODULES//$'\n'/ }" \
         --no-compress --no-early-microcode --nofscks "$out.tmp" \
         || tq_die "dracut failed"
     mv "$out.tmp" "$out"
+}
+
+# The systemd flavour of the initramfs (dracut's systemd, systemd-initrd and dracut-systemd modules,
+# from the host's systemd), with resume, so that systemd-hibernate-resume and its generator sit
+# beside thaw-resume.service as in a distribution's image. Sets TQ_INITRD; built once per input.
+tq_build_initramfs_systemd() {
+    local key base out sdver
+    sdver=$(dpkg-query -W -f '${Version}' systemd 2> /dev/null)
+    [[ -n $sdver && -x /lib/systemd/systemd ]] || tq_skip "systemd is not installed (run make deps)"
+    key=$(tq_hash "$TQ_THAW" "$TQ_REPO"/dracut-module/90thaw/* "${BASH_SOURCE[0]}" \
+        <(echo "$TQ_KVER systemd $sdver"))
+    out=$TQ_CACHE/systemd-initramfs-$key.img
+    TQ_INITRD=$out
+    [[ -s $out ]] && return 0
+    tq_log "building the systemd-flavour initramfs with dracut (host's systemd $sdver)"
+    base=$TQ_CACHE/dracut-base-systemd
+    rm -rf "$base" "$TQ_CACHE"/systemd-initramfs-*.img "$TQ_CACHE/dracut-tmp-systemd"
+    cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
+    cp -a "$TQ_REPO/dracut-module/90thaw" "$base/modules.d/90thaw"
+    tq_dracut "$base" "$TQ_CACHE/dracut-tmp-systemd" \
+        "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block resume thaw" "$out"
 }
 
 # Copies an executable and the shared libraries ldd reports into root tree $2.
@@ -177,6 +204,8 @@ tq_build_rootfs() {
     install -D -m 0644 "$(tq_kdir)/boot/config-$TQ_KVER" "$tree/boot/config-$TQ_KVER"
     depmod -b "$tree" "$TQ_KVER" || tq_die "depmod failed on the guest root"
     echo "thaw-guest" > "$tree/etc/hostname"
+    # systemd's switch-root (the systemd-flavour initramfs) only enters a root with an os-release.
+    printf 'ID=thaw-guest\nNAME="thaw test guest"\n' > "$tree/etc/os-release"
     mke2fs -q -F -t ext4 -L root -d "$tree" "$out.tmp" 256M || tq_die "mke2fs failed"
     mv "$out.tmp" "$out"
 }

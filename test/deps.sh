@@ -3,6 +3,7 @@
 # Installs what building thaw and running its tests need, from Debian's packages (Debian 12).
 # Installs no kernel and no dracut: the QEMU tests download and unpack those into .cache/.
 # flex, bison, bc and libelf-dev build make bench-kernel's kernels.
+# systemd: dracut's systemd flavour (test/qemu/systemd-resume) takes the host's.
 # A second run, with everything present, is fast and needs no network.
 
 set -eu

@@ -105,6 +105,9 @@ int power_meminfo(const char *root, struct power_meminfo *out)
         meminfo_optional(buf, "SUnreclaim", &m.sunreclaim_kib);
         meminfo_optional(buf, "PageTables", &m.pagetables_kib);
         meminfo_optional(buf, "KernelStack", &m.kernelstack_kib);
+        meminfo_optional(buf, "SwapTotal", &m.swap_total_kib);
+        meminfo_optional(buf, "SwapFree", &m.swap_free_kib);
+        meminfo_optional(buf, "SwapCached", &m.swap_cached_kib);
         m.image_size_kib = UINT64_MAX;
         if (util_read_text_at(root, "/sys/power/image_size", buf, sizeof(buf)) >= 0) {
                 util_rstrip(buf);

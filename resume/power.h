@@ -18,6 +18,9 @@ struct power_meminfo {
         uint64_t pagetables_kib;    /* PageTables (0 if absent) */
         uint64_t kernelstack_kib;   /* KernelStack (0 if absent) */
         uint64_t image_size_kib;    /* /sys/power/image_size; UINT64_MAX if unreadable */
+        uint64_t swap_total_kib;    /* SwapTotal, SwapFree, SwapCached (0 if absent) */
+        uint64_t swap_free_kib;
+        uint64_t swap_cached_kib;
 };
 /* ROOT/proc/meminfo (MemTotal, AnonPages and Shmem required) and ROOT/sys/power/image_size. */
 int power_meminfo(const char *root, struct power_meminfo *out);

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Unit tests of the swap-in plan: the pagemap reader on fixture files, the ordering, the floor. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "faketree.h"
+#include "pagemap.h"
+#include "power.h"
+#include "swapplan.h"
+
+#define SWP(type, off) (PAGEMAP_SWAPPED | ((uint64_t)(off) << 5) | (type))
+#define PRESENT(pfn) (PAGEMAP_PRESENT | (pfn))
+
+/* Write entries at the pagemap positions of addr, addr + 4096, ... (a sparse fixture file). */
+static void put_entries(const char *rel, uint64_t addr, const uint64_t *e, size_t n)
+{
+        char path[PATH_MAX];
+        int fd;
+
+        ft_parents(rel);
+        ft_abs(path, sizeof(path), rel);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, e, n * 8, (off_t)(addr / 4096 * 8)), (ssize_t)(n * 8));
+        close(fd);
+}
+
+static void test_entry_decode(void **state)
+{
+        unsigned type = 99;
+        uint64_t off = 99;
+
+        (void)state;
+        assert_int_equal(pagemap_swap_entry(SWP(0, 12345), &type, &off), 1);
+        assert_int_equal(type, 0);
+        assert_int_equal(off, 12345);
+        assert_int_equal(pagemap_swap_entry(SWP(3, (1ULL << 50) - 1), &type, &off), 1);
+        assert_int_equal(type, 3);
+        assert_int_equal(off, (1ULL << 50) - 1);
+        /* Soft-dirty and exclusive bits (55, 56) are not part of the offset. */
+        assert_int_equal(pagemap_swap_entry(SWP(1, 7) | (1ULL << 55) | (1ULL << 56), &type, &off), 1);
+        assert_int_equal(off, 7);
+        type = 99;
+        assert_int_equal(pagemap_swap_entry(0, &type, &off), 0);
+        assert_int_equal(pagemap_swap_entry(PRESENT(42), &type, &off), 0);
+        /* A migration entry (a high swap type) is not a page in a swap area. */
+        assert_int_equal(pagemap_swap_entry(SWP(30, 5), &type, &off), 0);
+        assert_int_equal(type, 99);
+        /* Without CAP_SYS_ADMIN the kernel reports the bit but no type and offset. */
+        assert_int_equal(pagemap_swap_entry(PAGEMAP_SWAPPED, &type, &off), 1);
+        assert_int_equal(off, 0);
+}
+
+static void test_scan_fixture(void **state)
+{
+        struct swapped_list l = { 0 };
+        const uint64_t heap[] = { PRESENT(1), SWP(0, 500), SWP(0, 501), 0, SWP(0, 100) };
+        const uint64_t shared[] = { SWP(0, 7) }, none[] = { SWP(0, 8) }, stack[] = { SWP(1, 3) };
+
+        (void)state;
+        ft_puts("/proc/42/maps",
+                "00400000-00405000 rw-p 00000000 00:00 0                          [heap]\n"
+                "00500000-00501000 rw-s 00000000 00:05 17                         /dev/zero (deleted)\n"
+                "00600000-00601000 ---p 00000000 00:00 0 \n"
+                "7ffff000-80000000 rw-p 00000000 00:00 0                          [stack]\n"
+                "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0          [vsyscall]\n");
+        put_entries("/proc/42/pagemap", 0x400000, heap, 5);
+        put_entries("/proc/42/pagemap", 0x500000, shared, 1);
+        put_entries("/proc/42/pagemap", 0x600000, none, 1);
+        put_entries("/proc/42/pagemap", 0x7ffff000, stack, 1);
+
+        assert_int_equal(pagemap_scan(ft_root, 42, 7, 1, &l), 4);
+        assert_int_equal(l.n, 4);
+        assert_int_equal(l.v[0].addr, 0x401000);
+        assert_int_equal(l.v[0].offset, 500);
+        assert_int_equal(l.v[1].addr, 0x402000);
+        assert_int_equal(l.v[2].addr, 0x404000);
+        assert_int_equal(l.v[2].offset, 100);
+        assert_int_equal(l.v[3].addr, 0x7ffff000);
+        assert_int_equal(l.v[3].type, 1);
+        for (size_t i = 0; i < l.n; i++) {
+                assert_int_equal(l.v[i].proc, 7);
+                assert_int_equal(l.v[i].cls, 1);
+        }
+        /* A process that is gone: an error, and the list is unchanged. */
+        assert_int_equal(pagemap_scan(ft_root, 43, 8, 1, &l), -ENOENT);
+        assert_int_equal(l.n, 4);
+        swapped_list_free(&l);
+}
+
+/* A maps line longer than the reader's line buffer does not derail the next line. */
+static void test_scan_long_path(void **state)
+{
+        struct swapped_list l = { 0 };
+        char maps[2048];
+        const uint64_t e[] = { SWP(0, 9) };
+
+        (void)state;
+        snprintf(maps, sizeof(maps), "00400000-00401000 rw-p 00000000 00:00 0 /%01000d\n"
+                                     "00800000-00801000 rw-p 00000000 00:00 0\n", 0);
+        ft_puts("/proc/5/maps", maps);
+        put_entries("/proc/5/pagemap", 0x800000, e, 1);
+        assert_int_equal(pagemap_scan(ft_root, 5, 0, 0, &l), 1);
+        assert_int_equal(l.v[0].addr, 0x800000);
+        swapped_list_free(&l);
+}
+
+static struct swapped_page pg(uint32_t proc, uint64_t addr, uint8_t type, uint64_t off, uint8_t cls)
+{
+        return (struct swapped_page){ .proc = proc, .addr = addr, .type = type, .offset = off, .cls = cls };
+}
+
+static void test_sort_order(void **state)
+{
+        struct swapped_page v[] = {
+                pg(1, 0x9000, 0, 30, 1), pg(2, 0x1000, 1, 1, 1), pg(1, 0x1000, 0, 10, 1),
+                pg(3, 0x5000, 0, 99, 0), pg(2, 0x8000, 0, 20, 1),
+        };
+
+        (void)state;
+        swapplan_sort(v, 5);
+        /* --first pages lead; then swap area 0 front to back, then area 1. */
+        assert_int_equal(v[0].proc, 3);
+        assert_int_equal(v[1].offset, 10);
+        assert_int_equal(v[2].offset, 20);
+        assert_int_equal(v[3].offset, 30);
+        assert_int_equal(v[4].type, 1);
+}
+
+static void test_ranges(void **state)
+{
+        /* Sorted by offset: 1 has 0x1000.. at 10,11,12; 2 interleaves at 13; 1 again at 14 (not adjacent). */
+        struct swapped_page v[] = {
+                pg(1, 0x1000, 0, 10, 1), pg(1, 0x2000, 0, 11, 1), pg(1, 0x3000, 0, 12, 1),
+                pg(2, 0x7000, 0, 13, 1), pg(1, 0x4000, 0, 14, 1), pg(1, 0x9000, 0, 15, 1),
+                pg(2, 0x8000, 0, 16, 1),
+        };
+        struct swap_range r[7];
+        size_t n;
+
+        (void)state;
+        n = swapplan_ranges(v, 7, r);
+        assert_int_equal(n, 5);
+        /* Process 1's ranges first, each in swap order; then process 2's. */
+        assert_int_equal(r[0].proc, 1);
+        assert_int_equal(r[0].addr, 0x1000);
+        assert_int_equal(r[0].pages, 3);
+        assert_int_equal(r[1].addr, 0x4000);
+        assert_int_equal(r[1].pages, 1);
+        assert_int_equal(r[2].addr, 0x9000);
+        assert_int_equal(r[3].proc, 2);
+        assert_int_equal(r[3].addr, 0x7000);
+        assert_int_equal(r[4].addr, 0x8000);
+        assert_int_equal(swapplan_ranges(v, 0, r), 0);
+}
+
+/* Contiguous in memory but not in swap (or the other way round) is not one range. */
+static void test_ranges_need_both(void **state)
+{
+        struct swapped_page v[] = { pg(1, 0x1000, 0, 10, 1), pg(1, 0x2000, 0, 12, 1),
+                                    pg(1, 0x5000, 0, 13, 1) };
+        struct swap_range r[3];
+
+        (void)state;
+        assert_int_equal(swapplan_ranges(v, 3, r), 3);
+}
+
+static void test_floor(void **state)
+{
+        uint64_t kib = 0;
+
+        (void)state;
+        assert_int_equal(swapplan_room_kib(500000, 100000, 0), 400000);
+        assert_int_equal(swapplan_room_kib(500000, 100000, 350000), 50000);
+        assert_int_equal(swapplan_room_kib(500000, 100000, 400000), 0);
+        assert_int_equal(swapplan_room_kib(500000, 100000, 900000), 0);
+        assert_int_equal(swapplan_room_kib(90000, 100000, 0), 0);
+        /* A tenth of RAM, at least 64 MiB, never more than half. */
+        assert_int_equal(swapplan_floor_default_kib(1048576), 104857);
+        assert_int_equal(swapplan_floor_default_kib(262144), 65536);
+        assert_int_equal(swapplan_floor_default_kib(100000), 50000);
+
+        assert_int_equal(swapplan_parse_size("128M", 1048576, &kib), 0);
+        assert_int_equal(kib, 131072);
+        assert_int_equal(swapplan_parse_size("1G", 1048576, &kib), 0);
+        assert_int_equal(kib, 1048576);
+        assert_int_equal(swapplan_parse_size("4096", 1048576, &kib), 0);
+        assert_int_equal(kib, 4);
+        assert_int_equal(swapplan_parse_size("25%", 1048576, &kib), 0);
+        assert_int_equal(kib, 262144);
+        assert_int_equal(swapplan_parse_size("101%", 1048576, &kib), -ERANGE);
+        assert_int_equal(swapplan_parse_size("", 1048576, &kib), -EINVAL);
+        assert_int_equal(swapplan_parse_size("M", 1048576, &kib), -EINVAL);
+        assert_int_equal(swapplan_parse_size("12X", 1048576, &kib), -EINVAL);
+        assert_int_equal(swapplan_parse_size("-5M", 1048576, &kib), -EINVAL);
+        assert_int_equal(swapplan_parse_size("99999999999999999T", 1048576, &kib), -ERANGE);
+}
+
+static void test_swapped(void **state)
+{
+        struct power_meminfo m = { 0 };
+
+        (void)state;
+        ft_puts("/proc/meminfo", "MemTotal: 1000000 kB\nMemAvailable: 300000 kB\nAnonPages: 600000 kB\n"
+                                 "Shmem: 1000 kB\nSwapCached: 200000 kB\nSwapTotal: 2000000 kB\n"
+                                 "SwapFree: 1500000 kB\n");
+        assert_int_equal(power_meminfo(ft_root, &m), 0);
+        /* 500 MB of swap in use, 200 MB of it also in RAM: 300 MB still only in swap. */
+        assert_int_equal(swapplan_swapped_kib(&m), 300000);
+        m.swap_cached_kib = 600000;
+        assert_int_equal(swapplan_swapped_kib(&m), 0);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_entry_decode),
+                cmocka_unit_test_setup_teardown(test_scan_fixture, ft_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_scan_long_path, ft_setup, ft_teardown),
+                cmocka_unit_test(test_sort_order),
+                cmocka_unit_test(test_ranges),
+                cmocka_unit_test(test_ranges_need_both),
+                cmocka_unit_test(test_floor),
+                cmocka_unit_test_setup_teardown(test_swapped, ft_setup, ft_teardown),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

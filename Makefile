@@ -5,6 +5,7 @@ PREFIX    ?= /usr
 SBINDIR   ?= $(PREFIX)/sbin
 MANDIR    ?= $(PREFIX)/share/man
 DRACUTDIR ?= $(PREFIX)/lib/dracut/modules.d
+SLEEPDIR  ?= $(PREFIX)/lib/systemd/system-sleep
 DESTDIR   ?=
 # libcryptsetup loads token plugins from here (Debian: /lib/x86_64-linux-gnu/cryptsetup).
 TOKENDIR  ?= $(shell pkg-config --variable=libdir libcryptsetup)/cryptsetup
@@ -153,6 +154,7 @@ install: all
 	install -D -m 0644 man/thaw.8 $(DESTDIR)$(MANDIR)/man8/thaw.8
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN))
 	for t in $(TOKEN_TYPES); do ln -sf $(notdir $(PLUGIN)) $(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-$$t.so; done
+	install -D -m 0755 dracut-module/system-sleep/thaw.sh $(DESTDIR)$(SLEEPDIR)/thaw
 
 clean:
 	rm -rf $(B)

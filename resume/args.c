@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "swapplan.h"
 #include "util.h"
 
 void args_init(struct thaw_args *a)
@@ -13,6 +14,8 @@ void args_init(struct thaw_args *a)
         memset(a, 0, sizeof(*a));
         snprintf(a->name, sizeof(a->name), "%s", ARGS_NAME_DEFAULT);
         a->timeout_s = ARGS_TIMEOUT_DEFAULT;
+        snprintf(a->swapin, sizeof(a->swapin), "prefetch");
+        a->image_size_kib = UINT64_MAX;
 }
 
 static int is_space(char c)
@@ -91,6 +94,16 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
                         return -EINVAL;
                 a->verify = value[0] == '1';
                 return 0;
+        }
+        if (strcmp(key, "swapin") == 0) {
+                if (strcmp(value, "prefetch") && strcmp(value, "swapoff") && strcmp(value, "off"))
+                        return -EINVAL;
+                return util_copy(a->swapin, sizeof(a->swapin), value);
+        }
+        if (strcmp(key, "image_size") == 0) {
+                if (*value && value[strlen(value) - 1] == '%')
+                        return -EINVAL; /* a size, not a share of RAM */
+                return swapplan_parse_size(value, 0, &a->image_size_kib);
         }
         if (strcmp(key, "offset") == 0) {
                 r = util_parse_u64(value, ARGS_OFFSET_MAX, &v);

@@ -30,6 +30,9 @@ struct thaw_args {
         bool mismatch_discard;        /* rd.thaw.mismatch=discard / mismatch=: default keep */
         bool s4_hwsig;                /* acpi_sleep=s4_hwsig: the kernel compares hardware signatures */
         bool verify;                  /* rd.thaw.verify=1 / verify=1: decompress and CRC before handoff */
+        char swapin[12];              /* swapin= in thaw.conf: after a resume, prefetch (default),
+                                         swapoff or off */
+        uint64_t image_size_kib;      /* image_size= in thaw.conf, for thaw hibernate; UINT64_MAX: unset */
 };
 
 void args_init(struct thaw_args *a);

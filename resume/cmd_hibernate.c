@@ -1,24 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* thaw hibernate: check that the next boot can resume from the thaw swap, then hibernate. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "cmd.h"
 #include "handoff.h"
 #include "hibcheck.h"
 #include "log.h"
+#include "power.h"
 #include "resume.h"
+#include "swapplan.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw hibernate [--mode shutdown|platform|reboot] [--name NAME] [--root DIR]\n"
-                   "                      [--dry-run]\n\n"
+                   "                      [--image-size SIZE] [--reclaim] [--no-swapin] [--dry-run]\n\n"
                    "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
                    "line name a device and a key, no noresume, no resume_offset), that /dev/mapper/NAME\n"
                    "is active swap with room for the image and that hibernation is available, then\n"
@@ -26,6 +32,13 @@ static void usage(FILE *f)
                    "  -m, --mode MODE  what to do after writing the image (default shutdown)\n"
                    "  -n, --name NAME  device-mapper name (default: rd.thaw.name=, name= in\n"
                    "                   thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
+                   "      --image-size SIZE  write SIZE (e.g. 64M, 0: as small as possible) to\n"
+                   "                   /sys/power/image_size first (default: image_size= in thaw.conf,\n"
+                   "                   else the kernel's setting)\n"
+                   "      --reclaim    first ask the kernel (cgroup v2 memory.reclaim) to swap out what\n"
+                   "                   the image would not hold anyway\n"
+                   "      --no-swapin  after the resume, do not start thaw swapin (default: start it,\n"
+                   "                   with the strategy of swapin= in thaw.conf; swapin=off: never)\n"
                    "      --root DIR   prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "      --dry-run    only check\n"
                    "  -h, --help       show this help\n");
@@ -35,6 +48,83 @@ static void say(void *userdata, int level, const char *msg)
 {
         (void)userdata;
         log_msg(level, "%s", msg);
+}
+
+/*
+ * Start thaw swapin, detached (its own session, reparented to init), so that this command returns
+ * at once and the swap-in runs in the background at its low priority. Its messages go where ours go.
+ */
+static void spawn_swapin(const char *root, const char *strategy, const char *name)
+{
+        char *argv[12];
+        int n = 0, status;
+        pid_t pid;
+
+        argv[n++] = (char *)"thaw";
+        argv[n++] = (char *)"swapin";
+        argv[n++] = (char *)"--strategy";
+        argv[n++] = (char *)strategy;
+        argv[n++] = (char *)"--name";
+        argv[n++] = (char *)name;
+        if (root && *root) {
+                argv[n++] = (char *)"--root";
+                argv[n++] = (char *)root;
+        }
+        argv[n] = NULL;
+        pid = fork();
+        if (pid < 0) {
+                log_msg(LOG_WARNING, "cannot start thaw swapin (%s): memory comes back as it is used",
+                        strerror(errno));
+                return;
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+                setsid();
+                if (null >= 0)
+                        dup2(null, STDIN_FILENO);
+                if (fork() != 0)
+                        _exit(0);
+                /* This very program: not whatever "thaw" PATH would find. */
+                execv("/proc/self/exe", argv);
+                log_msg(LOG_WARNING, "cannot run thaw swapin (%s): memory comes back as it is used",
+                        strerror(errno));
+                _exit(127);
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        log_msg(LOG_NOTICE, "started thaw swapin --strategy %s in the background", strategy);
+}
+
+/* Reclaim down to the image size the kernel aims at, and say how long it took. */
+static void reclaim(const char *root)
+{
+        struct power_meminfo m;
+        struct timespec t0, t1;
+        uint64_t used, want;
+        int r = power_meminfo(root, &m);
+
+        if (r < 0 || m.image_size_kib == UINT64_MAX) {
+                log_msg(LOG_WARNING, "cannot read %s (%s): not reclaiming", r < 0 ? "/proc/meminfo" :
+                        "/sys/power/image_size", strerror(r < 0 ? -r : ENOENT));
+                return;
+        }
+        used = m.mem_total_kib > m.mem_available_kib ? m.mem_total_kib - m.mem_available_kib : 0;
+        if (used <= m.image_size_kib) {
+                log_msg(LOG_INFO, "reclaim: %" PRIu64 " MiB in use fit image_size, nothing to do", used / 1024);
+                return;
+        }
+        want = used - m.image_size_kib;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        r = power_reclaim(root, want);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (r < 0 && r != -EAGAIN) {
+                log_msg(LOG_WARNING, "cannot reclaim through /sys/fs/cgroup/memory.reclaim (%s): the kernel "
+                        "will shrink memory while hibernating", strerror(-r));
+                return;
+        }
+        log_msg(LOG_NOTICE, "reclaimed %s%" PRIu64 " MiB in %.1f s before hibernating", r ? "part of " : "",
+                want / 1024, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
 static enum cmd_status hibernate(const char *root, const char *mode, const struct hibcheck *h,
@@ -72,13 +162,18 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 { "name", required_argument, NULL, 'n' },
                 { "root", required_argument, NULL, 'r' },
                 { "dry-run", no_argument, NULL, 'D' },
+                { "image-size", required_argument, NULL, 'I' },
+                { "reclaim", no_argument, NULL, 'R' },
+                { "no-swapin", no_argument, NULL, 'S' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
-        const char *root = "", *mode = "shutdown", *name_opt = NULL;
+        const char *root = "", *mode = "shutdown", *name_opt = NULL, *image_opt = NULL;
         struct thaw_args args;
         struct hibcheck h;
-        bool dry_run = false;
+        bool dry_run = false, do_reclaim = false, no_swapin = false;
+        char text[32];
+        enum cmd_status st;
         int c, failed;
 
         log_setup("", true);
@@ -88,6 +183,9 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 case 'n': name_opt = optarg; break;
                 case 'r': root = optarg; break;
                 case 'D': dry_run = true; break;
+                case 'I': image_opt = optarg; break;
+                case 'R': do_reclaim = true; break;
+                case 'S': no_swapin = true; break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
@@ -103,6 +201,18 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                          util_copy(args.name, sizeof(args.name), name_opt) < 0)) {
                 log_msg(LOG_ERR, "--name %s is not a usable device-mapper name", name_opt);
                 return CMD_USAGE;
+        }
+        if (image_opt && (!*image_opt || image_opt[strlen(image_opt) - 1] == '%' ||
+                          swapplan_parse_size(image_opt, 0, &args.image_size_kib) < 0)) {
+                log_msg(LOG_ERR, "--image-size %s: give a size like 64M, 1G or 0", image_opt);
+                return CMD_USAGE;
+        }
+        /* Before the checks: the room needed for the image depends on it. */
+        if (!dry_run && args.image_size_kib != UINT64_MAX) {
+                snprintf(text, sizeof(text), "%" PRIu64, args.image_size_kib * 1024);
+                if (util_write_text_at(root, "/sys/power/image_size", text) < 0)
+                        log_msg(LOG_WARNING, "cannot set /sys/power/image_size to %s: the kernel keeps its "
+                                "own", text);
         }
         failed = hibcheck_run(root, &args, mode, &h);
         if (failed > 0) {
@@ -121,5 +231,10 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                         (h.needed_kib + 1023) / 1024);
                 return CMD_OK;
         }
-        return hibernate(root, mode, &h, args.name);
+        if (do_reclaim)
+                reclaim(root);
+        st = hibernate(root, mode, &h, args.name);
+        if (st == CMD_OK && !no_swapin && strcmp(args.swapin, "off") != 0)
+                spawn_swapin(root, args.swapin, args.name);
+        return st;
 }

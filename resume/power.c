@@ -165,3 +165,11 @@ int power_swap_find(const char *root, const char *kname, const char *path, struc
         }
         return -ENOENT;
 }
+
+int power_reclaim(const char *root, uint64_t kib)
+{
+        char text[32];
+
+        snprintf(text, sizeof(text), "%" PRIu64 "K", kib);
+        return util_write_text_at(root, "/sys/fs/cgroup/memory.reclaim", text);
+}

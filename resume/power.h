@@ -40,3 +40,10 @@ struct power_swap {
  * -ENOENT if it is not active swap.
  */
 int power_swap_find(const char *root, const char *kname, const char *path, struct power_swap *out);
+
+/*
+ * Proactive reclaim before hibernating: write kib to ROOT/sys/fs/cgroup/memory.reclaim (cgroup v2,
+ * Linux 5.19+), so the kernel swaps out and drops caches now, in large sequential writes. -EAGAIN
+ * if it reclaimed less than asked (not an error for the caller), -ENOENT without cgroup v2.
+ */
+int power_reclaim(const char *root, uint64_t kib);

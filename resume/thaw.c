@@ -19,6 +19,7 @@ static const struct {
         { "inspect", cmd_inspect, "describe a hibernation image; can this machine resume it?" },
         { "status", cmd_status, "what thaw resume did with the image at this boot" },
         { "doctor", cmd_doctor, "check the kernel's config and /sys/power for what thaw needs" },
+        { "swapin", cmd_swapin, "bring swapped memory back after a resume, within a memory floor" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -218,6 +218,28 @@ static void test_verify(void **state)
         assert_true(a.verify);
 }
 
+static void test_swapin_settings(void **state)
+{
+        struct thaw_args a;
+        char bad[128];
+
+        (void)state;
+        args_init(&a);
+        assert_string_equal(a.swapin, "prefetch");
+        assert_true(a.image_size_kib == UINT64_MAX);
+        assert_int_equal(args_parse_conf("swapin=off\nimage_size=64M\n", &a, bad, sizeof(bad)), 0);
+        assert_string_equal(a.swapin, "off");
+        assert_int_equal(a.image_size_kib, 65536);
+        assert_int_equal(args_parse_conf("swapin=swapoff\nimage_size=0\n", &a, bad, sizeof(bad)), 0);
+        assert_string_equal(a.swapin, "swapoff");
+        assert_int_equal(a.image_size_kib, 0);
+        assert_int_equal(args_parse_conf("swapin=maybe\nimage_size=10%\nimage_size=x\n", &a, bad,
+                                         sizeof(bad)), 3);
+        assert_string_equal(bad, "swapin=maybe");
+        assert_string_equal(a.swapin, "swapoff");
+        assert_int_equal(a.image_size_kib, 0);
+}
+
 static void test_conf(void **state)
 {
         struct thaw_args a;
@@ -334,7 +356,7 @@ int main(void)
                 cmocka_unit_test(test_cmdline_quoted_value),
                 cmocka_unit_test(test_cmdline_bad_values),
                 cmocka_unit_test(test_cmdline_caps),
-                cmocka_unit_test(test_conf), cmocka_unit_test(test_verify),
+                cmocka_unit_test(test_conf), cmocka_unit_test(test_verify), cmocka_unit_test(test_swapin_settings),
                 cmocka_unit_test(test_conf_bad_lines),
                 cmocka_unit_test(test_cmdline_overrides_conf),
                 cmocka_unit_test_setup_teardown(test_load_args_from_root, ft_setup, ft_teardown),

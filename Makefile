@@ -142,6 +142,10 @@ test: deps
 	$(MAKE) check
 	$(MAKE) check-qemu
 
+# Not part of make test: swapoff vs thaw swapin vs nothing in one VM run, table in $(B)/bench-swapin.txt.
+bench-swapin: all
+	BENCH_OUT=$(B)/bench-swapin.txt test/qemu/bench-swapin/bench.sh
+
 demo: deps
 	$(MAKE) all
 	test/qemu/demo.sh
@@ -159,4 +163,4 @@ install: all
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install clean fuzz fuzz-brief bench-kernel
+.PHONY: all deps check check-qemu test demo install clean fuzz fuzz-brief bench-kernel bench-swapin

@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* Test workload: holds N MiB of memory filled from a seed and re-checks every byte on SIGUSR1. */
+/*
+ * Test workload: holds N MiB of memory filled from a seed and re-checks every byte on SIGUSR1.
+ * With a RATE-FILE it also measures its own throughput: SIGUSR2 starts (and the next one pauses) a
+ * thread that reads one word of every page in a scattered order, and appends "SECONDS MIB/S" lines
+ * (CLOCK_BOOTTIME, the clock of /proc/uptime) to RATE-FILE about every 200 ms.
+ */
 
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,6 +16,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB (1024u * 1024u)
@@ -78,11 +85,83 @@ static uint64_t verify(const uint64_t *mem, size_t chunks, uint64_t seed, size_t
 	return sum;
 }
 
+struct rate {
+	const uint64_t *mem;
+	size_t pages;
+	int fd;
+	volatile int running; /* toggled by SIGUSR2 in main() */
+	volatile int quit;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+};
+
+static double boottime(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A stride coprime to the page count visits every page once per round, far apart in memory. */
+static size_t stride_for(size_t pages)
+{
+	size_t s = pages / 2 + 7919;
+
+	for (;; s++) {
+		size_t a = s, b = pages;
+
+		while (b) {
+			size_t t = a % b;
+
+			a = b;
+			b = t;
+		}
+		if (a == 1)
+			return s % pages ? s % pages : 1;
+	}
+}
+
+static void *rate_main(void *arg)
+{
+	struct rate *r = arg;
+	size_t words_per_page = 4096 / sizeof(uint64_t), stride = stride_for(r->pages), at = 0;
+	volatile uint64_t sink = 0;
+
+	for (;;) {
+		double t0;
+		size_t n = 0;
+		char line[64];
+		int len;
+
+		pthread_mutex_lock(&r->lock);
+		while (!r->running && !r->quit)
+			pthread_cond_wait(&r->wake, &r->lock);
+		pthread_mutex_unlock(&r->lock);
+		if (r->quit)
+			return NULL;
+		t0 = boottime();
+		do {
+			for (int i = 0; i < 256; i++, n++) {
+				sink += r->mem[at * words_per_page];
+				at += stride;
+				if (at >= r->pages)
+					at -= r->pages;
+			}
+		} while (boottime() - t0 < 0.2);
+		len = snprintf(line, sizeof(line), "%.3f %.1f\n", boottime(),
+			       (double)n * 4096 / (1024.0 * 1024.0) / (boottime() - t0));
+		if (write(r->fd, line, (size_t)len) < 0)
+			return NULL;
+	}
+}
+
 static int usage(void)
 {
-	fprintf(stderr, "usage: workload MIB SEED [READY-FILE]\n"
+	fprintf(stderr, "usage: workload MIB SEED [READY-FILE [RATE-FILE]]\n"
 			"  fills MIB MiB with a pattern from SEED, prints 'workload: ready', creates READY-FILE,\n"
-			"  waits for SIGUSR1, then checks every byte.\n");
+			"  waits for SIGUSR1, then checks every byte. SIGUSR2 starts and pauses the throughput\n"
+			"  measurement written to RATE-FILE.\n");
 	return 2;
 }
 
@@ -95,7 +174,10 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int sig;
 
-	if (argc < 3 || argc > 4)
+	struct rate rate = { .fd = -1 };
+	pthread_t rate_thread;
+
+	if (argc < 3 || argc > 5)
 		return usage();
 	mib = strtoul(argv[1], NULL, 10);
 	seed = strtoull(argv[2], NULL, 0);
@@ -105,6 +187,7 @@ int main(int argc, char **argv)
 	/* Block SIGUSR1 before announcing readiness so an early signal is not lost. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
 		perror("workload: sigprocmask");
 		return 1;
@@ -129,9 +212,38 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 
-	if (sigwait(&set, &sig) != 0) {
-		fprintf(stderr, "workload: sigwait failed\n");
-		return 1;
+	if (argc == 5) {
+		rate.fd = open(argv[4], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		rate.mem = mem;
+		rate.pages = (size_t)mib * 256;
+		pthread_mutex_init(&rate.lock, NULL);
+		pthread_cond_init(&rate.wake, NULL);
+		if (rate.fd < 0 || pthread_create(&rate_thread, NULL, rate_main, &rate) != 0) {
+			fprintf(stderr, "workload: cannot measure into %s\n", argv[4]);
+			return 1;
+		}
+	}
+	for (;;) {
+		if (sigwait(&set, &sig) != 0) {
+			fprintf(stderr, "workload: sigwait failed\n");
+			return 1;
+		}
+		if (sig == SIGUSR1)
+			break;
+		if (rate.fd >= 0) {
+			pthread_mutex_lock(&rate.lock);
+			rate.running = !rate.running;
+			pthread_cond_signal(&rate.wake);
+			pthread_mutex_unlock(&rate.lock);
+		}
+	}
+	if (rate.fd >= 0) {
+		pthread_mutex_lock(&rate.lock);
+		rate.running = 0;
+		rate.quit = 1;
+		pthread_cond_signal(&rate.wake);
+		pthread_mutex_unlock(&rate.lock);
+		pthread_join(rate_thread, NULL);
 	}
 
 	again = verify(mem, mib, seed, &bad, &first_bad);

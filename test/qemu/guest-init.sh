@@ -11,6 +11,10 @@
 #   inspect      a boot that must not have resumed: say whether the image header is still armed
 #   resume       a boot that must resume: reaching this init at all means it did not
 #   doctor       thaw doctor only (the cold step runs it too, with the swap on)
+#   bench        make bench-swapin's script, from fw_cfg opt/test/bench
+#
+# thaw.hibargs=a,b passes options to thaw hibernate (commas for spaces); thaw.after= names what the
+# hibernate step does after the resume, before verifying the workload (see after_resume).
 
 PATH=/bin
 export PATH
@@ -121,6 +125,86 @@ corrupt() {
 	thaw inspect --verify "$1" 2>&1 | sed 's/^/THAW-TEST: verify-after: /'
 }
 
+vmswap_kib() { awk '/^VmSwap:/ {print $2}' "/proc/$1/status"; }
+
+# Swapped memory that is not also in RAM (the swap cache keeps copies of pages brought back).
+swapped_kib() {
+	awk '/^SwapTotal:/ {t = $2} /^SwapFree:/ {f = $2} /^SwapCached:/ {c = $2} END {print t - f - c}' /proc/meminfo
+}
+
+meminfo_kib() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
+
+# busybox has no pgrep: is a "thaw swapin" process running?
+swapin_running() {
+	for f in /proc/[0-9]*/cmdline; do
+		case "$(tr '\0' ' ' < "$f" 2> /dev/null)" in "thaw swapin"*) return 0 ;; esac
+	done
+	return 1
+}
+
+# The swap-in thaw hibernate started after the resume: wait until it has come and gone.
+wait_swapin() {
+	say "after resume: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB"
+	n=0
+	while ! swapin_running && [ "$n" -lt 20 ]; do sleep 0.5; n=$((n + 1)); done
+	n=0
+	while swapin_running; do
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || fail "thaw swapin still running after 600 s"
+		sleep 1
+	done
+	say "swap-in over after ${n} s: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB"
+}
+
+# A heartbeat every second while $1 runs; prints the longest gap between two beats.
+heartbeat() {
+	rm -f /tmp/beats
+	( while :; do date +%s >> /tmp/beats; sleep 1; done ) &
+	hb=$!
+	"$@"
+	rc=$?
+	kill "$hb"
+	say "heartbeat: longest gap $(awk 'NR > 1 && $1 - p > g {g = $1 - p} {p = $1} END {print g + 0}' /tmp/beats) s"
+	return "$rc"
+}
+
+# More swapped than fits: a second workload takes all but about 160 MiB of the available memory,
+# then swapoff must refuse and prefetch must stop at the floor.
+tight() {
+	avail=$(meminfo_kib MemAvailable)
+	hog=$(((avail - 160 * 1024) / 1024))
+	rm -f /tmp/ready2
+	workload "$hog" "$((seed + 1))" /tmp/ready2 &
+	hogpid=$!
+	n=0
+	while [ ! -e /tmp/ready2 ]; do
+		kill -0 "$hogpid" 2> /dev/null || fail "second workload died"
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || fail "second workload not ready after 300 s"
+		sleep 0.5
+	done
+	say "tight: second workload holds $hog MiB; workload VmSwap $(vmswap_kib "$wl") kB," \
+		"MemAvailable $(meminfo_kib MemAvailable) kB"
+	thaw swapin --strategy swapoff
+	say "swapoff strategy exit $?"
+	heartbeat thaw swapin
+	say "prefetch exit $?"
+	say "after prefetch: workload VmSwap $(vmswap_kib "$wl") kB, MemAvailable $(meminfo_kib MemAvailable) kB," \
+		"swap on: $(grep -c '^/dev/' /proc/swaps)"
+	kill -USR1 "$hogpid"
+	wait "$hogpid"
+	say "second workload exit $?"
+}
+
+after_resume() {
+	case "$1" in
+	wait-swapin) wait_swapin ;;
+	tight) tight ;;
+	'') ;;
+	*) say "unknown thaw.after '$1'" ;;
+	esac
+}
+
 case "$step" in
 setup)
 	setup
@@ -131,9 +215,11 @@ hibernate)
 	say "swap on"
 	start_workload "$mib"
 	say "hibernating"
-	thaw hibernate --mode shutdown
+	# shellcheck disable=SC2046 # the options are separate words
+	thaw hibernate --mode shutdown $(arg thaw.hibargs | tr ',' ' ')
 	# Reached only after a resume (or when hibernation failed).
 	say "hibernate exit $?"
+	after_resume "$(arg thaw.after)"
 	verify_workload
 	kmsg_thaw
 	;;
@@ -187,6 +273,11 @@ resume)
 	;;
 doctor)
 	doctor
+	;;
+bench)
+	# make bench-swapin brings its own script as fw_cfg opt/test/bench (test/qemu/bench-swapin/guest.sh).
+	# shellcheck disable=SC1091 # not in the repository's tree at this path
+	. /sys/firmware/qemu_fw_cfg/by_name/opt/test/bench/raw
 	;;
 *)
 	say "unknown step '$step'"

@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# make bench-swapin: swapoff, thaw swapin (prefetch) and doing nothing, side by side in one VM.
+# A 1 GiB guest whose workload holds 700 MiB hibernates with image_size 0 (most of the workload goes
+# to swap) and resumes; then test/qemu/bench-swapin/guest.sh runs BENCH_ROUNDS rounds of the three
+# variants, interleaved, each after pushing the workload out to swap again, and reads the swap
+# device sequentially as the limit. The table goes to stdout and to $B/bench-swapin.txt.
+# Not part of make test: it takes 15-40 minutes under TCG.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export TQ_MEM=${TQ_MEM:-1024} TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-700} TQ_SWAP_MIB=${TQ_SWAP_MIB:-1600}
+export TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-5400}
+# shellcheck source=test/qemu/lib.sh
+. "$here/../lib.sh"
+ROUNDS=${BENCH_ROUNDS:-2}
+OUT=${BENCH_OUT:-$TQ_REPO/build/bench-swapin.txt}
+
+tq_prepare
+tq_workdir bench-swapin
+TQ_QEMU_EXTRA=(-fw_cfg "name=opt/test/bench,file=$here/guest.sh")
+tq_boot_checked hibernate bench "$TQ_WORK/key" "thaw.rounds=$ROUNDS"
+tq_check "hibernate: the kernel wrote the image" tq_has hibernate "PM: hibernation: Wrote"
+tq_boot_checked resume resume "$TQ_WORK/key"
+tq_check "resume: the benchmark ran to its end" tq_has resume "THAW-TEST: bench: done"
+tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+
+log=$TQ_WORK/resume.log
+grep -hE "THAW-TEST: bench|PM: hibernation: (Wrote|Allocated)|PM: Image (loading|restored)" \
+    "$TQ_WORK/hibernate.log" "$log" | sed 's/^/# /' >&2
+mkdir -p "$(dirname "$OUT")"
+{
+    echo "make bench-swapin, $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB," \
+         "swap on dm-crypt (aes-xts-plain64) over virtio-blk; $ROUNDS rounds, variants interleaved"
+    grep -h "THAW-TEST: bench: baseline\|THAW-TEST: bench: 90%" "$TQ_WORK/hibernate.log" "$log" | sed 's/.*THAW-TEST: bench: /  /'
+    echo
+    sed -n 's/.*THAW-TEST: bench: round \([0-9]*\) \([a-z]*\): swapped \([0-9]*\) kB, helper \([0-9.]*\) s, back to 90% after \([>0-9.]*\) s.*/\1 \2 \3 \4 \5/p; s/.*THAW-TEST: bench: round \([0-9]*\) raw \([^:]*\): \([0-9]*\) MiB in \([0-9.]*\) s.*/\1 raw:\2 \3 \4/p' "$log" | awk '
+        function med(a, n,   i, j, t) {   # median of a[1..n]
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        $2 ~ /^raw:/ { d = substr($2, 5); if ($4 > 0) { rn[d]++; rate[d, rn[d]] = $3 / $4 }; rawmib[d] = $3; next }
+        {
+            v = $2; n[v]++; mib[v] = $3 / 1024
+            h[v, n[v]] = $4; hr[v, n[v]] = $4 > 0 ? ($3 / 1024) / $4 : 0
+            if ($5 ~ /^>/) { capped[v] = 1; b[v, n[v]] = substr($5, 2) + 0 } else b[v, n[v]] = $5
+            line[v] = line[v] sprintf(" %s/%s", $4, $5)
+        }
+        END {
+            split("swapoff prefetch nothing", vs, " ")
+            printf "%-9s %9s %10s %10s %13s   %s\n", "variant", "swapped", "helper s", "MiB/s", "back to 90%", "per round (helper/back s)"
+            for (k = 1; k <= 3; k++) {
+                v = vs[k]; if (!n[v]) continue
+                for (i = 1; i <= n[v]; i++) { x[i] = h[v, i] }; mh[v] = med(x, n[v])
+                for (i = 1; i <= n[v]; i++) { x[i] = hr[v, i] }; mr[v] = med(x, n[v])
+                for (i = 1; i <= n[v]; i++) { x[i] = b[v, i] }; mb[v] = med(x, n[v])
+                printf "%-9s %5.0f MiB %10s %10s %12s%s  %s\n", v, mib[v], v == "nothing" ? "-" : sprintf("%.1f", mh[v]),
+                    v == "nothing" ? "-" : sprintf("%.1f", mr[v]), sprintf("%.1f", mb[v]), capped[v] ? "+" : " ", line[v]
+            }
+            for (d in rn) { for (i = 1; i <= rn[d]; i++) x[i] = rate[d, i]; raw[d] = med(x, rn[d])
+                printf "raw sequential read %-22s %7.1f MiB/s (%d MiB, O_DIRECT, median of %d)\n", d, raw[d], rawmib[d], rn[d] }
+            print ""
+            if (mh["prefetch"] > 0 && mh["swapoff"] > 0)
+                printf "prefetch vs swapoff, helper time: %.2fx faster (target >= 2x)\n", mh["swapoff"] / mh["prefetch"]
+            if (mb["prefetch"] > 0 && mb["swapoff"] > 0)
+                printf "prefetch vs swapoff, workload back to 90%%: %.2fx sooner\n", mb["swapoff"] / mb["prefetch"]
+            if (mb["prefetch"] > 0 && mb["nothing"] > 0)
+                printf "prefetch vs nothing, workload back to 90%%: %.2fx sooner%s\n", mb["nothing"] / mb["prefetch"], capped["nothing"] ? " (at least: nothing hit the limit)" : ""
+            d = "/dev/mapper/thaw-swap"
+            if (raw[d] > 0 && mr["prefetch"] > 0)
+                printf "prefetch speed / raw read of %s: %.2f (target >= 0.5)\n", d, mr["prefetch"] / raw[d]
+            if (raw[d] > 0 && mr["swapoff"] > 0)
+                printf "swapoff speed / raw read of %s: %.2f\n", d, mr["swapoff"] / raw[d]
+            print "(+: at least one round hit the time limit; its value counts as the limit)"
+        }'
+} > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
+cat "$OUT"
+tq_log "serial logs: $TQ_WORK; table: $OUT"
+tq_finish

@@ -28,6 +28,8 @@ export DM_DISABLE_UDEV
 [ -e /dev/null ] || mount -t devtmpfs devtmpfs /dev
 grep -q ' /run ' /proc/mounts || mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
+# As on a systemd system: thaw hibernate --reclaim uses its memory.reclaim.
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2> /dev/null
 
 say() { echo "THAW-TEST: $*"; }
 

@@ -10,7 +10,11 @@
 #include "faketree.h"
 #include "pagemap.h"
 #include "power.h"
+#include "swapin.h"
 #include "swapplan.h"
+
+#include <signal.h>
+#include <sys/wait.h>
 
 #define SWP(type, off) (PAGEMAP_SWAPPED | ((uint64_t)(off) << 5) | (type))
 #define PRESENT(pfn) (PAGEMAP_PRESENT | (pfn))
@@ -215,6 +219,65 @@ static void test_swapped(void **state)
         assert_int_equal(swapplan_swapped_kib(&m), 0);
 }
 
+/* A live process (a pidfd can be opened for it) whose /proc entries come from the fixture. */
+static pid_t fake_proc(const char *comm, uint64_t addr, const uint64_t *e, size_t n)
+{
+        char rel[64], maps[128];
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                pause();
+                _exit(0);
+        }
+        snprintf(rel, sizeof(rel), "/proc/%d/comm", (int)pid);
+        ft_puts(rel, comm);
+        snprintf(rel, sizeof(rel), "/proc/%d/maps", (int)pid);
+        snprintf(maps, sizeof(maps), "%08llx-%08llx rw-p 00000000 00:00 0\n", (unsigned long long)addr,
+                 (unsigned long long)(addr + n * 4096));
+        ft_puts(rel, maps);
+        snprintf(rel, sizeof(rel), "/proc/%d/pagemap", (int)pid);
+        put_entries(rel, addr, e, n);
+        return pid;
+}
+
+static void test_scan_first(void **state)
+{
+        const uint64_t a[] = { SWP(0, 10), SWP(0, 11), SWP(0, 12) }, b[] = { SWP(0, 50), SWP(0, 51) };
+        const uint64_t me[] = { SWP(0, 1) };
+        struct swapin_job job = { .root = ft_root, .first = { "beta" }, .n_first = 1 };
+        pid_t pa, pb;
+        char rel[64];
+
+        (void)state;
+        pa = fake_proc("alpha\n", 0x10000, a, 3);
+        pb = fake_proc("beta\n", 0x20000, b, 2);
+        /* This process itself is never a target. */
+        snprintf(rel, sizeof(rel), "/proc/%d/maps", (int)getpid());
+        ft_puts(rel, "00030000-00031000 rw-p 00000000 00:00 0\n");
+        snprintf(rel, sizeof(rel), "/proc/%d/pagemap", (int)getpid());
+        put_entries(rel, 0x30000, me, 1);
+        /* Nor is a PID that no longer runs. */
+        ft_puts("/proc/999999999/maps", "00040000-00041000 rw-p 00000000 00:00 0\n");
+
+        assert_int_equal(swapin_scan(&job), 5);
+        assert_int_equal(job.n_procs, 2);
+        assert_int_equal(job.first_pages, 2);
+        assert_true(job.offsets_known);
+        /* beta's pages lead although they sit later in swap; then alpha's in swap order. */
+        assert_int_equal(job.procs[job.pages.v[0].proc].pid, pb);
+        assert_int_equal(job.pages.v[0].offset, 50);
+        assert_int_equal(job.pages.v[1].offset, 51);
+        assert_int_equal(job.procs[job.pages.v[2].proc].pid, pa);
+        assert_int_equal(job.pages.v[2].offset, 10);
+        assert_int_equal(job.pages.v[4].offset, 12);
+        swapin_free(&job);
+        kill(pa, SIGKILL);
+        kill(pb, SIGKILL);
+        waitpid(pa, NULL, 0);
+        waitpid(pb, NULL, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -226,6 +289,7 @@ int main(void)
                 cmocka_unit_test(test_ranges_need_both),
                 cmocka_unit_test(test_floor),
                 cmocka_unit_test_setup_teardown(test_swapped, ft_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_scan_first, ft_setup, ft_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

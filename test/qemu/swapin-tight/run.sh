@@ -10,7 +10,7 @@ set -u
 
 tq_prepare
 tq_workdir swapin-tight
-tq_hibernate_boot hibernate thaw.hibargs=--image-size,0,--no-swapin thaw.after=tight no_console_suspend
+tq_hibernate_boot hibernate thaw.hibargs=--image-size,0,--reclaim,--no-swapin thaw.after=tight no_console_suspend
 tq_resume_boot resume
 
 log=$TQ_WORK/resume.log

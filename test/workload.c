@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 	sum = fill(mem, mib, seed);
 	printf("workload: ready (%lu MiB, checksum %016" PRIx64 ")\n", mib, sum);
 	fflush(stdout);
-	if (argc == 4) {
+	if (argc >= 4) {
 		int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
 		if (fd < 0) {

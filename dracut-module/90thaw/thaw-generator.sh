@@ -9,8 +9,9 @@
 # mapping appears, write /sys/power/resume a second time when the kernel found no image, and wait
 # for ever - and the boot with it - when thaw keeps the mapping closed to protect an image it
 # refused. thaw writes /sys/power/resume itself, after its checks: one handoff per boot.
-# "Configured" is what `thaw resume` reads: rd.thaw.device= on the kernel command line, or device=
-# in /etc/thaw/thaw.conf, and no rd.thaw=0. Otherwise systemd-hibernate-resume keeps resume=.
+# "Configured" is what `thaw resume` reads: rd.thaw.device= on the kernel command line (or in a
+# host-only image's /etc/cmdline.d), or device= in /etc/thaw/thaw.conf, and no rd.thaw=0.
+# Otherwise systemd-hibernate-resume keeps resume=.
 
 early=$2
 # Tests point THAW_ROOT at a fixture tree (test/host/t-generator.sh); systemd sets no such variable.
@@ -18,20 +19,30 @@ root=${THAW_ROOT:-}
 [ -n "$early" ] && [ -e "$root/etc/initrd-release" ] || exit 0
 
 device='' resume='' disabled=''
+# scan FILE: thaw's arguments in FILE, one word at a time as the kernel splits its command line;
+# the last one wins.
+scan() {
+	set -f
+	# shellcheck disable=SC2013 # words, not lines
+	for arg in $(cat "$1" 2> /dev/null); do
+		case $arg in
+		rd.thaw.device=?*) device=${arg#*=} ;;
+		rd.thaw=0) disabled=1 ;;
+		rd.thaw | rd.thaw=1) disabled='' ;;
+		resume=*) [ "$1" = "$root/proc/cmdline" ] && resume=${arg#*=} ;;
+		esac
+	done
+	set +f
+}
+# In thaw resume's order: thaw.conf, a host-only image's /etc/cmdline.d/*.conf, /proc/cmdline.
+# (systemd-hibernate-resume-generator reads resume= from /proc/cmdline only.)
 if grep -Eqs '^[[:space:]]*device[[:space:]]*=[[:space:]]*("[^"]|[^"[:space:]])' "$root/etc/thaw/thaw.conf"; then
 	device=thaw.conf
 fi
-set -f
-# shellcheck disable=SC2013 # one word at a time, as the kernel splits its command line
-for arg in $(cat "$root/proc/cmdline"); do
-	case $arg in
-	rd.thaw.device=?*) device=${arg#*=} ;;
-	rd.thaw=0) disabled=1 ;;
-	rd.thaw | rd.thaw=1) disabled='' ;;
-	resume=*) resume=${arg#*=} ;;
-	esac
+for f in "$root"/etc/cmdline.d/*.conf; do
+	[ -f "$f" ] && scan "$f"
 done
-set +f
+scan "$root/proc/cmdline"
 [ -n "$device" ] && [ -z "$disabled" ] || exit 0
 
 mkdir -p "$early" && ln -sf /dev/null "$early/systemd-hibernate-resume@.service" || exit 0

@@ -62,6 +62,38 @@ expect "empty rd.thaw.device=, as thaw ignores it: not masked" no "" "rd.thaw.de
 expect "a glob in the command line is not expanded" yes "thaw: resume=/dev/*" \
 	"rd.thaw.device=/dev/vd* resume=/dev/*"
 
+# A host-only image's /etc/cmdline.d, read before /proc/cmdline as thaw resume reads it.
+expect_cmdline_d() {
+	n=$((n + 1))
+	rm -rf "$tmp/early"
+	: > "$root/dev/kmsg"
+	: > "$root/etc/initrd-release"
+	rm -f "$root/etc/thaw/thaw.conf"
+	mkdir -p "$root/etc/cmdline.d"
+	printf '%s\n' "$3" > "$root/etc/cmdline.d/90thaw.conf"
+	echo "$4" > "$root/proc/cmdline"
+	THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
+	got=no
+	[ "$(readlink "$tmp/early/$mask" 2> /dev/null)" = /dev/null ] && got=yes
+	if [ "$got" = "$2" ]; then
+		echo "ok $n - $1"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $1 (masked $got, wanted $2)"
+	fi
+	rm -rf "$root/etc/cmdline.d"
+}
+expect_cmdline_d "rd.thaw.device= in /etc/cmdline.d: masked" yes " rd.thaw.device=UUID=1234 rd.thaw.key=fwcfg:k" \
+	"root=/dev/vda resume=/dev/mapper/thaw-swap"
+expect_cmdline_d "rd.thaw=0 on the command line wins over /etc/cmdline.d: not masked" no \
+	"rd.thaw.device=UUID=1234" "resume=/dev/vdb rd.thaw=0"
+expect_cmdline_d "resume= only in /etc/cmdline.d is not systemd's: masked without a word" yes \
+	"rd.thaw.device=UUID=1234 resume=UUID=5678" "quiet"
+if [ -s "$root/dev/kmsg" ]; then
+	failed=$((failed + 1))
+	echo "# but the generator spoke of a resume= systemd does not read"
+fi
+
 # Outside an initramfs (no /etc/initrd-release) it does nothing.
 n=$((n + 1))
 rm -rf "$tmp/early"

@@ -170,11 +170,12 @@ heartbeat() {
 	return "$rc"
 }
 
-# More swapped than fits: a second workload takes all but about 160 MiB of the available memory,
-# then swapoff must refuse and prefetch must stop at the floor.
+# More swapped than fits: a second workload takes all but about 140 MiB of the available memory,
+# then swapoff must refuse and prefetch must stop at the floor. Once it is gone, a second prefetch
+# brings the rest back.
 tight() {
 	avail=$(meminfo_kib MemAvailable)
-	hog=$(((avail - 160 * 1024) / 1024))
+	hog=$(((avail - 140 * 1024) / 1024))
 	rm -f /tmp/ready2
 	workload "$hog" "$((seed + 1))" /tmp/ready2 &
 	hogpid=$!
@@ -196,6 +197,8 @@ tight() {
 	kill -USR1 "$hogpid"
 	wait "$hogpid"
 	say "second workload exit $?"
+	thaw swapin
+	say "prefetch with room exit $?: workload VmSwap $(vmswap_kib "$wl") kB"
 }
 
 after_resume() {

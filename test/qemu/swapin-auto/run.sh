@@ -6,6 +6,8 @@
 # the swap-in that thaw hibernate starts by itself brings it back: the workload's swap use falls to
 # near zero, and nothing is lost.
 set -u
+# Enough to see the swap-in work, small enough to keep the scenario short under TCG.
+export TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-128}
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
 

@@ -31,7 +31,7 @@ mkdir -p "$(dirname "$OUT")"
 {
     echo "make bench-swapin, $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB," \
-         "swap on dm-crypt (aes-xts-plain64) over virtio-blk; $ROUNDS rounds, variants interleaved"
+         "swap on dm-crypt (aes-xts-plain64) over virtio-blk; rounds: $ROUNDS, the three variants interleaved in each"
     grep -h "THAW-TEST: bench: baseline\|THAW-TEST: bench: 90%" "$TQ_WORK/hibernate.log" "$log" | sed 's/.*THAW-TEST: bench: /  /'
     echo
     sed -n 's/.*THAW-TEST: bench: round \([0-9]*\) \([a-z]*\): swapped \([0-9]*\) kB, helper \([0-9.]*\) s, back to 90% after \([>0-9.]*\) s.*/\1 \2 \3 \4 \5/p; s/.*THAW-TEST: bench: round \([0-9]*\) raw \([^:]*\): \([0-9]*\) MiB in \([0-9.]*\) s.*/\1 raw:\2 \3 \4/p' "$log" | awk '
@@ -58,7 +58,7 @@ mkdir -p "$(dirname "$OUT")"
                     v == "nothing" ? "-" : sprintf("%.1f", mr[v]), sprintf("%.1f", mb[v]), capped[v] ? "+" : " ", line[v]
             }
             for (d in rn) { for (i = 1; i <= rn[d]; i++) x[i] = rate[d, i]; raw[d] = med(x, rn[d])
-                printf "raw sequential read %-22s %7.1f MiB/s (%d MiB, O_DIRECT, median of %d)\n", d, raw[d], rawmib[d], rn[d] }
+                printf "raw sequential read %-22s %7.1f MiB/s (%d MiB, dd bs=1M iflag=direct: one request at a time; median of %d)\n", d, raw[d], rawmib[d], rn[d] }
             print ""
             if (mh["prefetch"] > 0 && mh["swapoff"] > 0)
                 printf "prefetch vs swapoff, helper time: %.2fx faster (target >= 2x)\n", mh["swapoff"] / mh["prefetch"]

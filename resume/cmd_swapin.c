@@ -47,7 +47,7 @@ static void usage(FILE *f)
                    "      --first WHO   bring these processes back first: a PID or a command name\n"
                    "                    (as in /proc/PID/comm); repeat it or separate with commas\n"
                    "  -j, --threads N   threads issuing reads (default %d, at most %d)\n"
-                   "      --batch SIZE  pages per request batch (default %dM)\n"
+                   "      --batch SIZE  memory per batch of requests (default %dM)\n"
                    "  -n, --name NAME   the thaw mapping, for swapoff (default: rd.thaw.name=, name= in\n"
                    "                    thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
                    "      --auto        as started after a resume: swapin= in thaw.conf chooses the\n"

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Key provider "imds:FLAVOR[+b64]:PATH": a key from a cloud's instance metadata service over HTTP. */
+/*
+ * Key provider "imds:FLAVOR[+b64]:PATH" and "imds:URL[;header=NAME:VALUE]...[;b64]": a key from a
+ * cloud's instance metadata service over HTTP.
+ */
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -8,6 +11,7 @@
 #include <string.h>
 #include "base64.h"
 #include "clock.h"
+#include "imds_url.h"
 #include "key_provider.h"
 #include "keysrc.h"
 
@@ -93,6 +97,18 @@ int imds_allow_base(const char *base)
         return 0;
 }
 
+/* Origins ("http://HOST[:PORT]", comma-separated) that imds:URL sources may name besides
+ * link-local addresses: from thaw.conf at boot, --allow-url for the commands. */
+static char imds_allow[KEYSRC_ALLOW_MAX];
+
+int imds_allow_urls(const char *list)
+{
+        if (!list || strlen(list) >= sizeof(imds_allow) || imds_allow_check(list) < 0)
+                return -EINVAL;
+        memcpy(imds_allow, list, strlen(list) + 1);
+        return 0;
+}
+
 struct imds_src {
         enum imds_flavor flavor;
         bool b64;
@@ -133,11 +149,17 @@ static int imds_split(const char *arg, struct imds_src *out)
         return -EINVAL;
 }
 
+static bool is_url(const char *arg)
+{
+        return strncmp(arg, "http://", 7) == 0;
+}
+
 static int imds_check(const char *arg)
 {
         struct imds_src s;
+        struct imds_url u;
 
-        return imds_split(arg, &s);
+        return is_url(arg) ? imds_url_parse(arg, &u) : imds_split(arg, &s);
 }
 
 struct body {
@@ -313,6 +335,43 @@ static int body_to_key(const struct secret *body, bool b64, struct secret **out)
         return 0;
 }
 
+/* imds:URL: the headers named in the source, to a link-local or allowed origin only. */
+static int url_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
+{
+        struct curl_slist *hdr = NULL;
+        struct body b = { 0 };
+        struct imds_url u;
+        int r;
+
+        r = imds_url_parse(arg, &u);
+        if (r == 0 && imds_url_allowed(&u, imds_allow) != 1) {
+                if (ctx->detail && ctx->detail_size > 0)
+                        snprintf(ctx->detail, ctx->detail_size, "%s is neither link-local nor an allowed "
+                                 "origin (allow-url= in thaw.conf, --allow-url): no request made", u.origin);
+                r = -EPERM;
+        }
+        if (r == 0)
+                r = curl_load();
+        for (size_t i = 0; r == 0 && i < u.n_headers; i++) {
+                struct curl_slist *h = cu.slist_append(hdr, u.header[i]);
+
+                if (h)
+                        hdr = h;
+                else
+                        r = -ENOMEM;
+        }
+        if (r == 0)
+                r = secret_new_scratch(IMDS_BODY_MAX, &b.buf);
+        if (r == 0)
+                r = request_retry(u.url, "GET", hdr, ctx->deadline_ms, &b);
+        if (r == 0)
+                r = body_to_key(b.buf, u.b64, out);
+        if (hdr)
+                cu.slist_free_all(hdr);
+        secret_free(b.buf);
+        return r;
+}
+
 static int imds_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
         const char *root = ctx->root;
@@ -324,6 +383,8 @@ static int imds_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secr
         int r;
 
         (void)root; /* nothing on the file system: the key never touches disk */
+        if (is_url(arg))
+                return url_fetch(arg, ctx, out);
         r = imds_split(arg, &s);
         if (r == 0)
                 r = curl_load();

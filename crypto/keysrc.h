@@ -12,7 +12,8 @@ enum keysrc_type {
         KEYSRC_KEYFILE, /* keyfile:PATH -> ROOT/PATH */
         KEYSRC_SMBIOS,  /* smbios:NAME  -> io.systemd.credential[.binary]:NAME= in ROOT/sys/firmware/dmi/entries/11-* */
         KEYSRC_DRIVE,   /* drive:LABEL:PATH -> PATH on the ISO 9660 or vfat file system labelled LABEL */
-        KEYSRC_IMDS,    /* imds:aws|gcp|azure[+b64]:PATH -> http://169.254.169.254/PATH */
+        KEYSRC_IMDS,    /* imds:aws|gcp|azure[+b64]:PATH -> http://169.254.169.254/PATH,
+                           imds:http://HOST[:PORT]/PATH[;header=NAME:VALUE]...[;b64] */
         KEYSRC_TPM2,    /* tpm2[:pcrs=7+11][,bank=sha256][,lock=15] -> the thaw-tpm2 token's sealed key */
         KEYSRC_SYSTEMD_TPM2, /* systemd-tpm2 -> the key systemd-cryptenroll sealed, in its systemd-tpm2 token */
         KEYSRC_PASSPHRASE, /* passphrase[:console] -> typed on the console; last in a chain only */
@@ -22,6 +23,7 @@ enum keysrc_type {
 #define KEYSRC_ARG_MAX 256
 #define KEYCHAIN_MAX 8
 #define KEYCHAIN_SPEC_MAX 2048
+#define KEYSRC_ALLOW_MAX 512 /* imds_allow_urls() */
 
 struct keysrc {
         enum keysrc_type type;
@@ -79,9 +81,9 @@ const char *keysrc_type_name(enum keysrc_type t);     /* "fwcfg", "keyfile", …
  * than SECRET_MAX, -ENODATA empty, -EBADMSG present but malformed (bad base64), -ENODEV no drive
  * with that label at deadline, -EMEDIUMTYPE a drive neither ISO 9660 nor vfat, -EACCES a path
  * leading off the drive or a metadata service refusing the request, -ETIMEDOUT, -ECONNREFUSED
- * a service not reachable, -EPROTO a bad answer, -ENOPKG libcurl not installed, other -errno from
- * I/O. A tpm2 source adds the TPM2_* codes of tpm2.h (-ENOKEY: no thaw-tpm2 token on the device).
- * *out untouched on failure.
+ * a service not reachable, -EPROTO a bad answer, -ENOPKG libcurl not installed, -EPERM an imds:URL
+ * neither link-local nor allowed, other -errno from I/O. A tpm2 source adds the TPM2_* codes of
+ * tpm2.h (-ENOKEY: no thaw-tpm2 token on the device). *out untouched on failure.
  */
 int keysrc_fetch(const struct keysrc *s, const struct keysrc_ctx *ctx, struct secret **out);
 
@@ -94,3 +96,9 @@ int keysrc_fetch(const struct keysrc *s, const struct keysrc_ctx *ctx, struct se
 int keysrc_enroll(const struct keysrc *s, const struct keysrc_ctx *ctx, struct keysrc_enrollment *out);
 /* Wipe and free what an enrollment holds; the struct itself is the caller's. NULL ok. */
 void keysrc_enrollment_free(struct keysrc_enrollment *e);
+
+/*
+ * The origins ("http://HOST[:PORT]", comma-separated; "" for none) that imds:URL sources may name
+ * besides link-local addresses, for the rest of the process. 0, or -EINVAL if list is malformed.
+ */
+int imds_allow_urls(const char *list);

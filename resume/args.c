@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "imds_url.h"
 #include "swapplan.h"
 #include "util.h"
 
@@ -105,6 +106,9 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
                         return -EINVAL; /* a size, not a share of RAM */
                 return swapplan_parse_size(value, 0, &a->image_size_kib);
         }
+        if (strcmp(key, "allow-url") == 0)
+                return imds_allow_check(value) == 0 ? util_copy(a->allow_url, sizeof(a->allow_url), value)
+                                                    : -EINVAL;
         if (strcmp(key, "offset") == 0) {
                 r = util_parse_u64(value, ARGS_OFFSET_MAX, &v);
                 if (r == 0)
@@ -185,6 +189,11 @@ static int apply_param(struct thaw_args *a, char *tok)
                         return -EINVAL;
                 return 0;
         }
+        /*
+         * Security: there is no rd.thaw.allow-url=. Widening where a key may come from over the
+         * network takes root on the installed system (thaw.conf, inside the initramfs), not an edit
+         * of the boot loader's command line; the command line can name link-local URLs only.
+         */
         for (size_t i = 0; i < sizeof(cmdline_keys) / sizeof(cmdline_keys[0]); i++)
                 if (strcmp(tok, cmdline_keys[i].param) == 0)
                         return value ? set_value(a, cmdline_keys[i].key, value) : -EINVAL;

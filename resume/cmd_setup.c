@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "devcheck.h"
 #include "dm.h"
+#include "imds_url.h"
 #include "keysrc.h"
 #include "log.h"
 #include "luks.h"
@@ -31,6 +32,7 @@ struct setup_opts {
         const char *name;
         const char *label;
         const char *root;
+        char allow_url[KEYSRC_ALLOW_MAX]; /* --allow-url, comma-joined */
         bool yes;
         bool format_only;
 };
@@ -38,7 +40,7 @@ struct setup_opts {
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw setup --device DEV --key SRC[,SRC...] [--name NAME] [--label L] [--yes]\n"
-                   "                  [--format-only] [--root DIR]\n\n"
+                   "                  [--format-only] [--allow-url http://HOST[:PORT]]... [--root DIR]\n\n"
                    "Format DEV as LUKS2 encrypted swap unlocked by the key sources SRC, open it, make\n"
                    "swap on it, write /etc/thaw/thaw.conf and print the kernel command line arguments\n"
                    "to add. DESTROYS the data on DEV. Key sources:\n"
@@ -49,6 +51,9 @@ static void usage(FILE *f)
                    "  drive:LABEL:PATH  file PATH on the ISO 9660 or vfat config drive LABEL\n"
                    "  imds:FLAVOR[+b64]:PATH  body of PATH from the aws, gcp or azure instance\n"
                    "                    metadata service (+b64: the body is base64)\n"
+                   "  imds:URL[;header=NAME:VALUE]...[;b64]  body of an http:// URL on a link-local\n"
+                   "                    address (169.254.0.0/16, fe80::/10) or an --allow-url origin;\n"
+                   "                    %%20 %%2C %%3B %%25 in VALUE for a space , ; %%\n"
                    "  tpm2[:pcrs=7+11][,bank=sha256][,lock=15]\n"
                    "                    a fresh key sealed to this TPM2 under the PCRs' present values\n"
                    "                    (default 7) and lock PCR 15 at zero (see thaw enroll --help)\n\n"
@@ -60,8 +65,28 @@ static void usage(FILE *f)
                    "      --format-only format and enroll only: do not open DEV nor write the swap\n"
                    "                    signature (an image file, a host without device-mapper;\n"
                    "                    mkswap on the opened mapping later)\n"
+                   "      --allow-url ORIGIN  let imds:URL sources name http://HOST[:PORT] (not link-\n"
+                   "                    local), now and, through thaw.conf, at boot\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n");
+}
+
+/* One more --allow-url origin, joined to the list thaw.conf gets. */
+static int add_allow(struct setup_opts *o, const char *origin)
+{
+        size_t used = strlen(o->allow_url);
+        int n;
+
+        if (strchr(origin, ',') || imds_allow_check(origin) < 0) {
+                log_msg(LOG_ERR, "--allow-url %s is not an origin http://HOST[:PORT]", origin);
+                return -EINVAL;
+        }
+        n = snprintf(o->allow_url + used, sizeof(o->allow_url) - used, "%s%s", used ? "," : "", origin);
+        if (n < 0 || (size_t)n >= sizeof(o->allow_url) - used) {
+                log_msg(LOG_ERR, "too many --allow-url origins");
+                return -E2BIG;
+        }
+        return 0;
 }
 
 static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
@@ -73,6 +98,7 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 { "label", required_argument, NULL, 'l' },
                 { "yes", no_argument, NULL, 'y' },
                 { "format-only", no_argument, NULL, 'F' },
+                { "allow-url", required_argument, NULL, 'a' },
                 { "root", required_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
@@ -88,6 +114,10 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 case 'y': o->yes = true; break;
                 case 'F': o->format_only = true; break;
                 case 'r': o->root = optarg; break;
+                case 'a':
+                        if (add_allow(o, optarg) < 0)
+                                return CMD_USAGE;
+                        break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
@@ -171,12 +201,14 @@ static int enroll_keys(const struct setup_opts *o, const struct keychain *chain,
 
 static int write_conf(const struct setup_opts *o, const char *uuid, const char *chain)
 {
-        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + 512];
+        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + KEYSRC_ALLOW_MAX + 512];
         int r, n;
 
         n = snprintf(text, sizeof(text),
                      "# thaw.conf: written by thaw setup. rd.thaw.* kernel arguments override these.\n"
-                     "device=UUID=%s\nkey=%s\nname=%s\n", uuid, chain, o->name);
+                     "device=UUID=%s\nkey=%s\nname=%s\n%s%s%s", uuid, chain, o->name,
+                     *o->allow_url ? "# imds:URL sources may name these origins (no kernel argument can)\nallow-url=" : "",
+                     o->allow_url, *o->allow_url ? "\n" : "");
         if (n < 0 || (size_t)n >= sizeof(text))
                 return -ENAMETOOLONG;
         r = util_path(path, sizeof(path), o->root, ARGS_CONF_PATH);
@@ -263,6 +295,8 @@ enum cmd_status cmd_setup(int argc, char **argv)
         if (st != CMD_FAILED)
                 return st;
         r = keychain_parse(o.key, &chain);
+        if (r == 0)
+                r = imds_allow_urls(o.allow_url);
         if (r == 0)
                 r = keychain_format(&chain, spec, sizeof(spec));
         if (r < 0) {

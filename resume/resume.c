@@ -303,6 +303,7 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
         r = key_chain(c, &chain, why, size);
         if (r < 0)
                 return r;
+        (void)imds_allow_urls(c->args->allow_url); /* checked when thaw.conf was read */
         /*
          * Security: the tokens only hand a provider what its source, named by the chain, looks for
          * (a sealed blob for tpm2); they never add a source. Unreadable tokens are no tokens.

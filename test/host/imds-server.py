@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # A fake instance metadata service on 127.0.0.1 for the imds: key source tests (AWS IMDSv2, GCP,
-# Azure, and misbehaviour). Usage: imds-server.py PORTFILE LIFETIME_S. Writes its port to PORTFILE
-# and exits by itself after LIFETIME_S seconds, whatever happens to the test that started it.
+# Azure, a URL with headers of its own, and misbehaviour).
+# Usage: imds-server.py PORTFILE LIFETIME_S [ADDRESS [PORT [LOG [KEYFILE]]]]: listens on ADDRESS:PORT
+# (default 127.0.0.1 and any free port), writes its port to PORTFILE, appends one line per request
+# to LOG ("METHOD PATH STATUS"), serves KEYFILE's bytes as the key (default: bytes 0..31), and
+# exits by itself after LIFETIME_S seconds, whatever happens to the test that started it.
+import base64
 import http.server
 import os
 import sys
@@ -11,11 +15,16 @@ import time
 
 TOKEN = "AQAEAFakeToken-thaw=="
 KEY = bytes(range(32))
-B64 = b"AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n"
+LOG = None
+# What the imds:URL tests send: "Authorization:Bearer%20Oracle" and "X-Thaw:a%20b%2Cc%3Bd%25".
+CUSTOM = {"Authorization": "Bearer Oracle", "X-Thaw": "a b,c;d%"}
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def reply(self, code, body=b"", headers=()):
+        if LOG:
+            with open(LOG, "a") as f:
+                f.write("%s %s %d\n" % (self.command, self.path, code))
         self.send_response(code)
         for k, v in headers:
             self.send_header(k, v)
@@ -40,6 +49,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if self.headers.get("Metadata-Flavor") != "Google":
                 return self.reply(403)
             p = p[len("/computeMetadata"):]
+        elif p.startswith("/custom/"):
+            if any(self.headers.get(k) != v for k, v in CUSTOM.items()):
+                return self.reply(403)
+            p = p[len("/custom"):]
         elif p.startswith("/metadata/"):
             if self.headers.get("Metadata") != "true":
                 return self.reply(400)
@@ -49,7 +62,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if p == "/raw":
             return self.reply(200, KEY)
         if p == "/b64":
-            return self.reply(200, B64)
+            return self.reply(200, base64.b64encode(KEY) + b"\n")
         if p == "/badb64":
             return self.reply(200, b"not base64!")
         if p == "/big":
@@ -70,7 +83,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 def main():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    global KEY, LOG
+    args = sys.argv[3:] + [None] * 4
+    if args[2]:
+        LOG = args[2]
+    if args[3]:
+        with open(args[3], "rb") as f:
+            KEY = f.read()
+    server = http.server.ThreadingHTTPServer((args[0] or "127.0.0.1", int(args[1] or 0)), Handler)
     server.daemon_threads = True
     tmp = sys.argv[1] + ".tmp"
     with open(tmp, "w") as f:

@@ -240,6 +240,27 @@ static void test_swapin_settings(void **state)
         assert_int_equal(a.image_size_kib, 0);
 }
 
+/* allow-url= comes from thaw.conf only: the command line cannot widen where keys come from. */
+static void test_allow_url(void **state)
+{
+        struct thaw_args a;
+        char bad[128];
+
+        (void)state;
+        args_init(&a);
+        assert_string_equal(a.allow_url, "");
+        assert_int_equal(args_parse_conf("allow-url=http://10.0.0.5:8080,http://[fd00:ec2::254]\n", &a, bad,
+                                         sizeof(bad)), 0);
+        assert_string_equal(a.allow_url, "http://10.0.0.5:8080,http://[fd00:ec2::254]");
+        assert_int_equal(args_parse_cmdline("rd.thaw.allow-url=http://192.0.2.1 rd.thaw.allow_url=http://192.0.2.1",
+                                            &a, bad, sizeof(bad)), 2);
+        assert_string_equal(bad, "rd.thaw.allow-url=http://192.0.2.1");
+        assert_string_equal(a.allow_url, "http://10.0.0.5:8080,http://[fd00:ec2::254]");
+        assert_int_equal(args_parse_conf("allow-url=https://10.0.0.6\nallow-url=http://a/b\n", &a, bad,
+                                         sizeof(bad)), 2);
+        assert_string_equal(a.allow_url, "http://10.0.0.5:8080,http://[fd00:ec2::254]");
+}
+
 static void test_conf(void **state)
 {
         struct thaw_args a;
@@ -357,6 +378,7 @@ int main(void)
                 cmocka_unit_test(test_cmdline_bad_values),
                 cmocka_unit_test(test_cmdline_caps),
                 cmocka_unit_test(test_conf), cmocka_unit_test(test_verify), cmocka_unit_test(test_swapin_settings),
+                cmocka_unit_test(test_allow_url),
                 cmocka_unit_test(test_conf_bad_lines),
                 cmocka_unit_test(test_cmdline_overrides_conf),
                 cmocka_unit_test_setup_teardown(test_load_args_from_root, ft_setup, ft_teardown),

@@ -14,7 +14,7 @@ shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools
 libcurl4-openssl-dev python3 clang libclang-rt-14-dev
 libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools
 flex bison bc libelf-dev
-systemd"
+systemd iproute2"
 
 missing=""
 for p in $PKGS; do

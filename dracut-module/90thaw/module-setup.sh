@@ -16,10 +16,30 @@ thaw_needs_tpm2() {
     grep -qE '^key=(.*,)?tpm2([:,]|$)' "$dracutsysrootdir/etc/thaw/thaw.conf" 2> /dev/null
 }
 
+# Whether the key chain the boot will use names an imds: source, so the initramfs needs a link
+# (DHCP) and libcurl. thaw_network=yes|no in dracut.conf decides outright (a chain that only the
+# kernel command line names, or an initramfs built for other hosts); otherwise, host-only, the
+# chain of thaw.conf, of the running kernel's command line and of dracut's kernel_cmdline.
+thaw_wants_network() {
+    case ${thaw_network:-} in
+        yes) return 0 ;;
+        no) return 1 ;;
+    esac
+    [[ $hostonly ]] || return 1
+    grep -qsE '^[[:space:]]*key[[:space:]]*=.*imds:' "$dracutsysrootdir/etc/thaw/thaw.conf" && return 0
+    # shellcheck disable=SC2154 # kernel_cmdline comes from dracut.conf
+    printf '%s %s\n' "$(cat /proc/cmdline 2> /dev/null)" "${kernel_cmdline:-}" | tr ' ' '\n' \
+        | grep -q '^rd\.thaw\.key=.*imds:'
+}
+
 # called by dracut
 check() {
     [[ -x "$(thaw_bin)" ]] || return 1
     # A host configured by `thaw setup` needs the module; otherwise only when asked for.
+    # An imds: source brings the link up with busybox's udhcpc.
+    if thaw_wants_network; then
+        require_binaries busybox || return 1
+    fi
     [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && return 0
     return 255
 }
@@ -43,6 +63,37 @@ installkernel() {
     if thaw_needs_tpm2; then
         hostonly='' instmods tpm_tis tpm_crb
     fi
+    if thaw_wants_network; then
+        local _m _mods=(virtio_net)
+        if [[ $hostonly ]]; then
+            # The drivers of this host's network interfaces.
+            for _m in /sys/class/net/*/device/driver/module; do
+                [[ -e $_m ]] && _mods+=("$(basename "$(readlink -f "$_m")")")
+            done
+        else
+            _mods+=(ena gve hv_netvsc) # AWS, Google Cloud, Azure
+        fi
+        hostonly='' instmods "${_mods[@]}"
+        mkdir -p "$initdir/usr/lib/thaw"
+        printf '%s\n' "${_mods[@]}" > "$initdir/usr/lib/thaw/net-modules"
+    fi
+}
+
+# libcurl and, since nothing links it, the libraries it needs, which dracut-install does not follow
+# for a library.
+inst_curl() {
+    local _dir _lib _curl=""
+    for _dir in $libdirs; do
+        [[ -e $dracutsysrootdir$_dir/libcurl.so.4 ]] && _curl=$_dir/libcurl.so.4 && break
+    done
+    if [[ -z $_curl ]]; then
+        derror "thaw: libcurl.so.4 not found (install libcurl4): imds: key sources will fail at boot"
+        return 1
+    fi
+    inst_library "$_curl"
+    for _lib in $(ldd "$dracutsysrootdir$_curl" | grep -o '/[^ ]*'); do
+        inst_library "${_lib#"$dracutsysrootdir"}"
+    done
 }
 
 # called by dracut
@@ -53,6 +104,12 @@ install() {
         inst_libdir_file "libtss2-tcti-device.so.0*"
     fi
     [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && inst_simple /etc/thaw/thaw.conf
+    if thaw_wants_network; then
+        # The hook runs busybox's udhcpc and ip; thaw loads libcurl (and its libraries) with dlopen.
+        inst "$(find_binary busybox)" /usr/bin/busybox
+        inst_simple "$moddir/thaw-udhcpc.sh" /usr/lib/thaw/udhcpc.sh
+        inst_curl
+    fi
     # One flavour or the other, never both: dracut-systemd would also run a pre-mount hook.
     if dracut_module_included "systemd"; then
         inst_simple "$moddir/thaw-resume.service" "$systemdsystemunitdir/thaw-resume.service"
@@ -60,6 +117,10 @@ install() {
             "$systemdsystemunitdir/systemd-hibernate-resume@.service.d/thaw.conf"
         inst_script "$moddir/thaw-generator.sh" "$systemdutildir/system-generators/thaw-generator"
         $SYSTEMCTL -q --root "$initdir" enable thaw-resume.service
+        if thaw_wants_network; then
+            dwarning "thaw: the systemd flavour does not bring up a link for imds: key sources: the" \
+                "initramfs must configure the network itself (e.g. rd.neednet=1 and dracut's network module)"
+        fi
     else
         inst_hook pre-mount 10 "$moddir/thaw-resume.sh"
     fi

@@ -3,6 +3,58 @@
 # pre-mount hook: unlock the encrypted swap and hand a hibernation image to the kernel.
 # thaw reads the kernel command line itself and always lets the boot go on; this hook
 # holds nothing secret and must never fail the boot either.
+# shellcheck disable=SC1091 # dracut-lib.sh is there in the initramfs
+command -v getarg > /dev/null || . /lib/dracut-lib.sh
+
+# The key chain thaw will use: rd.thaw.key=, else key= in thaw.conf (the same rule as thaw's).
+thaw_key_chain() {
+    thaw_k=$(getarg rd.thaw.key=)
+    [ -n "$thaw_k" ] || thaw_k=$(sed -n 's/^[[:space:]]*key[[:space:]]*=[[:space:]]*//p' /etc/thaw/thaw.conf \
+        2> /dev/null | tail -n 1)
+    echo "$thaw_k"
+}
+
+# Bring up the first interface that gets a DHCP lease (a few seconds at most each); sets thaw_if.
+thaw_net_up() {
+    thaw_if=""
+    if [ ! -x /usr/lib/thaw/udhcpc.sh ] || ! command -v busybox > /dev/null; then
+        echo "<4>thaw: an imds: key source is configured but this initramfs has no network (rebuild it with thaw_network=yes in dracut.conf)" > /dev/kmsg
+        return 1
+    fi
+    while read -r thaw_m; do
+        modprobe -q "$thaw_m" 2> /dev/null
+    done < /usr/lib/thaw/net-modules
+    # The driver may bind late: wait up to 5 s for an interface.
+    thaw_n=0
+    while [ "$thaw_n" -lt 50 ]; do
+        for thaw_d in /sys/class/net/*; do
+            [ "${thaw_d##*/}" = lo ] || [ ! -e "$thaw_d" ] || break 2
+        done
+        sleep 0.1
+        thaw_n=$((thaw_n + 1))
+    done
+    for thaw_d in /sys/class/net/*; do
+        thaw_i=${thaw_d##*/}
+        [ "$thaw_i" = lo ] && continue
+        busybox ip link set "$thaw_i" up
+        if busybox udhcpc -i "$thaw_i" -f -q -n -t 4 -T 2 -s /usr/lib/thaw/udhcpc.sh > /dev/null 2>&1; then
+            thaw_if=$thaw_i
+            echo "<6>thaw: $thaw_i configured by DHCP for the imds: key source" > /dev/kmsg
+            return 0
+        fi
+        busybox ip link set "$thaw_i" down
+    done
+    echo "<4>thaw: no network interface got a DHCP lease: the imds: key source will fail" > /dev/kmsg
+    return 1
+}
+
+# The link was for the key only: the real system configures its network itself.
+thaw_net_down() {
+    [ -n "$thaw_if" ] || return 0
+    busybox ip -4 addr flush dev "$thaw_if"
+    busybox ip link set "$thaw_if" down
+    echo "<6>thaw: $thaw_if deconfigured" > /dev/kmsg
+}
 
 echo "<6>thaw-resume.sh: running thaw resume" > /dev/kmsg
 modprobe -q dm_crypt 2> /dev/null
@@ -10,5 +62,15 @@ modprobe -q qemu_fw_cfg 2> /dev/null
 modprobe -q dmi-sysfs 2> /dev/null
 modprobe -q tpm_tis 2> /dev/null
 modprobe -q tpm_crb 2> /dev/null
+thaw_if=""
+case $(thaw_key_chain) in
+*imds:*)
+    # No network for anything else, nor when thaw is told to do nothing.
+    if getargbool 1 rd.thaw && ! getarg noresume > /dev/null; then
+        thaw_net_up
+    fi
+    ;;
+esac
 /usr/sbin/thaw resume || echo "<4>thaw: thaw resume exited with status $?: boot continues" > /dev/kmsg
+thaw_net_down
 :

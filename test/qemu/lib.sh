@@ -99,16 +99,19 @@ TQ_MODULES="dm_mod dm_crypt xts ecb cbc aesni_intel af_alg algif_skcipher algif_
 virtio_blk virtio_pci virtio_rng ext4 isofs vfat nls_cp437 nls_ascii nls_utf8"
 
 # TQ_EXTRA_DRACUT_MODULES: directories of further dracut modules (tests of the harness itself).
+# TQ_INITRAMFS_NET=1: the variant for imds: sources (thaw_network=yes: udhcpc, libcurl, NIC drivers),
+# cached beside the plain one so the scenarios without network do not carry it.
 tq_build_initramfs() {
-    local key base out mods extra=() d
+    local key base out mods extra=() d variant=initramfs
+    [[ ${TQ_INITRAMFS_NET:-0} == 1 ]] && variant=initramfs+net
     key=$(tq_hash "$TQ_THAW" "$TQ_REPO"/dracut-module/90thaw/* "${BASH_SOURCE[0]}" \
         <(echo "$TQ_KVER ${TQ_EXTRA_DRACUT_MODULES:-}"))
-    out=$TQ_CACHE/initramfs-$key.img
+    out=$TQ_CACHE/$variant-$key.img
     TQ_INITRD=$out
     [[ -s $out ]] && return 0
-    tq_log "building the initramfs with dracut (unpacked copy, thaw module from dracut-module/90thaw)"
+    tq_log "building the $variant with dracut (unpacked copy, thaw module from dracut-module/90thaw)"
     base=$TQ_CACHE/dracut-base
-    rm -rf "$base" "$TQ_CACHE"/initramfs-*.img "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
+    rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
     cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
     cp -a "$TQ_REPO/dracut-module/90thaw" "$base/modules.d/90thaw"
     mods="busybox base dm kernel-modules rootfs-block thaw"
@@ -117,7 +120,12 @@ tq_build_initramfs() {
         extra+=("$(basename "$d" | sed 's/^[0-9][0-9]//')")
     done
     mods="$mods ${extra[*]}"
+    # The net variant's dracut.conf setting; the directory is emptied above for every build, and
+    # the file removed again below so that no other build (tq_build_initramfs_systemd) sees it.
+    mkdir -p "$TQ_CACHE/dracut-conf.d"
+    [[ $variant == initramfs+net ]] && echo 'thaw_network=yes' > "$TQ_CACHE/dracut-conf.d/thaw.conf"
     tq_dracut "$base" "$TQ_CACHE/dracut-tmp" "$mods" "$out"
+    rm -f "$TQ_CACHE/dracut-conf.d/thaw.conf"
 }
 
 # tq_dracut BASE TMPDIR MODULES OUT: runs the unpacked dracut on module tree BASE.
@@ -276,7 +284,8 @@ tq_swtpm_stop() {
 # tq_boot NAME STEP KEYFILE [EXTRA-CMDLINE...]
 # Boots once with a hard timeout. Serial output goes to $TQ_WORK/NAME.log, each line prefixed by
 # the seconds since QEMU started (host clock). Returns QEMU's status (124 = timed out).
-# TQ_QEMU_EXTRA (array) adds QEMU arguments; the real key is always also given to the guest as
+# TQ_QEMU_EXTRA (array) adds QEMU arguments, TQ_QEMU_WRAP (array) a command QEMU runs under (such
+# as ip netns exec NS); the real key is always also given to the guest as
 # opt/test/realkey so it can inspect the image header read-only.
 tq_boot() {
     local name=$1 step=$2 key=$3 log rc start
@@ -295,7 +304,7 @@ tq_boot() {
     TQ_TPM_ARGS=()
     [[ -n $TQ_TPM_STATE ]] && tq_swtpm_start "$name"
     start=$EPOCHREALTIME
-    timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
+    "${TQ_QEMU_WRAP[@]}" timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
         -nodefaults -display none -no-reboot -serial stdio \
         "${boot[@]}" -append "$append" \
         -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \

@@ -261,3 +261,18 @@ int imds_url_allowed(const struct imds_url *u, const char *allow)
          * been named by the administrator. */
         return u->link_local || found;
 }
+
+int imds_allow_join(char *list, size_t size, const char *origin)
+{
+        size_t used = strnlen(list, size);
+        int n;
+
+        if (used >= size || strchr(origin, ',') || imds_allow_check(origin) < 0)
+                return -EINVAL;
+        n = snprintf(list + used, size - used, "%s%s", used ? "," : "", origin);
+        if (n < 0 || (size_t)n >= size - used) {
+                list[used] = '\0';
+                return -E2BIG;
+        }
+        return 0;
+}

@@ -35,3 +35,7 @@ int imds_url_allowed(const struct imds_url *u, const char *allow);
 
 /* 0 if allow is a well-formed list of origins for imds_url_allowed(), -EINVAL if not. */
 int imds_allow_check(const char *allow);
+
+/* Append origin (one "http://HOST[:PORT]") to the comma-separated list (size bytes); -EINVAL if
+ * origin is not one, -E2BIG if it does not fit (list unchanged). */
+int imds_allow_join(char *list, size_t size, const char *origin);

@@ -11,6 +11,7 @@
 #include "args.h"
 #include "clock.h"
 #include "cmd.h"
+#include "imds_url.h"
 #include "key_provider.h"
 #include "keysrc.h"
 #include "log.h"
@@ -29,16 +30,18 @@ struct enroll_opts {
         const char *unlock;
         const char *check;
         const char *root;
+        char allow_url[KEYSRC_ALLOW_MAX]; /* --allow-url, comma-joined */
         int remove;        /* token id, -1 if not asked */
         bool list;
 };
 
 static void usage(FILE *f)
 {
-        fprintf(f, "Usage: thaw enroll --device DEV --key SRC [--unlock CHAIN] [--tcti TCTI] [--root DIR]\n"
+        fprintf(f, "Usage: thaw enroll --device DEV --key SRC [--unlock CHAIN] [--tcti TCTI]\n"
+                   "                   [--allow-url http://HOST[:PORT]]... [--root DIR]\n"
                    "       thaw enroll --device DEV --list\n"
                    "       thaw enroll --device DEV --remove TOKEN\n"
-                   "       thaw enroll --device DEV --check SRC [--tcti TCTI]\n\n"
+                   "       thaw enroll --device DEV --check SRC [--tcti TCTI] [--allow-url ...]\n\n"
                    "Add the key source SRC to the thaw device DEV: its key (fetched once, or for tpm2 a\n"
                    "fresh random key sealed to the TPM) gets a PBKDF2 keyslot and a thaw-<type> token.\n"
                    "A key of DEV's existing keyslots authorizes it: from the --unlock chain, by default\n"
@@ -59,6 +62,9 @@ static void usage(FILE *f)
                    "                    a tpm2 source extends its lock PCR when it unseals\n"
                    "      --tcti TCTI   reach the TPM2 through TCTI (e.g. swtpm:port=2321) instead of\n"
                    "                    /dev/tpmrm0\n"
+                   "      --allow-url ORIGIN  let imds:URL sources name http://HOST[:PORT] (not link-\n"
+                   "                    local) for this command; the boot needs it in allow-url= of\n"
+                   "                    thaw.conf too\n"
                    "      --root DIR    prefix for /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n");
 }
@@ -73,6 +79,7 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
                 { "remove", required_argument, NULL, 'r' },
                 { "check", required_argument, NULL, 'c' },
                 { "tcti", required_argument, NULL, 'T' },
+                { "allow-url", required_argument, NULL, 'a' },
                 { "root", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
@@ -102,10 +109,19 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
                                 return CMD_USAGE;
                         }
                         break;
+                case 'a':
+                        if (imds_allow_join(o->allow_url, sizeof(o->allow_url), optarg) < 0) {
+                                log_msg(LOG_ERR, "--allow-url %s is not an origin http://HOST[:PORT] (or one "
+                                        "too many)", optarg);
+                                return CMD_USAGE;
+                        }
+                        break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
         }
+        if (imds_allow_urls(o->allow_url) < 0)
+                return CMD_USAGE; /* joined from checked origins: does not happen */
         modes = !!o->key + o->list + (o->remove >= 0) + !!o->check;
         if (optind < argc || !o->device || modes != 1) {
                 log_msg(LOG_ERR, "enroll needs --device and one of --key, --list, --remove, --check");

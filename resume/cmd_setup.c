@@ -71,24 +71,6 @@ static void usage(FILE *f)
                    "  -h, --help        show this help\n");
 }
 
-/* One more --allow-url origin, joined to the list thaw.conf gets. */
-static int add_allow(struct setup_opts *o, const char *origin)
-{
-        size_t used = strlen(o->allow_url);
-        int n;
-
-        if (strchr(origin, ',') || imds_allow_check(origin) < 0) {
-                log_msg(LOG_ERR, "--allow-url %s is not an origin http://HOST[:PORT]", origin);
-                return -EINVAL;
-        }
-        n = snprintf(o->allow_url + used, sizeof(o->allow_url) - used, "%s%s", used ? "," : "", origin);
-        if (n < 0 || (size_t)n >= sizeof(o->allow_url) - used) {
-                log_msg(LOG_ERR, "too many --allow-url origins");
-                return -E2BIG;
-        }
-        return 0;
-}
-
 static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
 {
         static const struct option opts[] = {
@@ -115,8 +97,11 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 case 'F': o->format_only = true; break;
                 case 'r': o->root = optarg; break;
                 case 'a':
-                        if (add_allow(o, optarg) < 0)
+                        if (imds_allow_join(o->allow_url, sizeof(o->allow_url), optarg) < 0) {
+                                log_msg(LOG_ERR, "--allow-url %s is not an origin http://HOST[:PORT] (or one "
+                                        "too many)", optarg);
                                 return CMD_USAGE;
+                        }
                         break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;

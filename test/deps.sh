@@ -10,7 +10,7 @@ set -eu
 
 PKGS="gcc libc6-dev make pkg-config libcryptsetup-dev libkeyutils-dev libjson-c-dev libblkid-dev
 libcmocka-dev zlib1g-dev qemu-system-x86 busybox-static cpio kmod udev dmsetup e2fsprogs zstd xz-utils
-shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools
+shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools genisoimage
 libcurl4-openssl-dev python3 clang libclang-rt-14-dev
 libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools
 flex bison bc libelf-dev

@@ -5,7 +5,8 @@
 # Usage: imds-server.py PORTFILE LIFETIME_S [ADDRESS [PORT [LOG [KEYFILE]]]]: listens on ADDRESS:PORT
 # (default 127.0.0.1 and any free port), writes its port to PORTFILE, appends one line per request
 # to LOG ("METHOD PATH STATUS"), serves KEYFILE's bytes as the key (default: bytes 0..31), and
-# exits by itself after LIFETIME_S seconds, whatever happens to the test that started it.
+# exits by itself after LIFETIME_S seconds, or as soon as the process that started it has gone,
+# whatever happens to the test.
 import base64
 import http.server
 import os
@@ -97,7 +98,16 @@ def main():
         f.write(str(server.server_address[1]))
     os.rename(tmp, sys.argv[1])
     threading.Timer(float(sys.argv[2]), server.shutdown).start()
+    threading.Thread(target=orphan_exit, args=(os.getppid(),), daemon=True).start()
     server.serve_forever()
+
+
+def orphan_exit(parent):
+    # A wrapper (pyenv's shim) may stand between the test and this process: the test kills the
+    # wrapper, and this process must not outlive it.
+    while os.getppid() == parent:
+        time.sleep(0.2)
+    os._exit(0)
 
 
 main()

@@ -22,7 +22,9 @@ mkdir -p "$root/etc/thaw" "$root/dev" "$root/proc/self"
 : > "$root/proc/swaps"
 head -c 32 /dev/urandom > "$root/key"
 head -c 32 /dev/urandom > "$tmp/served" # the key the metadata service hands out
-python3 "$here/imds-server.py" "$tmp/port" 120 127.0.0.1 0 "$tmp/requests" "$tmp/served" &
+# The interpreter itself, not a wrapper that may fork (pyenv's shim): $! must be the server.
+py=$(python3 -c 'import sys; print(sys.executable)')
+"$py" "$here/imds-server.py" "$tmp/port" 120 127.0.0.1 0 "$tmp/requests" "$tmp/served" &
 server=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ "$i" -lt 100 ]; do

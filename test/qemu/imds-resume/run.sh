@@ -47,12 +47,14 @@ option router 10.0.2.2
 option lease 600
 CONF
 : > "$TQ_WORK/udhcpd.leases"
-in_ns busybox udhcpd -f "$TQ_WORK/udhcpd.conf" > "$TQ_WORK/udhcpd.log" 2>&1 &
+# Started with ip netns exec itself, not through in_ns: a function in the background is a subshell,
+# and $! must be the daemon, for the kill.
+ip netns exec "$ns" busybox udhcpd -f "$TQ_WORK/udhcpd.conf" > "$TQ_WORK/udhcpd.log" 2>&1 &
 pids+=($!)
 # The server lives as long as both boots may take; it serves this run's key. The interpreter
 # itself, not a wrapper that may fork (pyenv's shim): $! must be the server, for the kill.
 py=$(python3 -c 'import sys; print(sys.executable)')
-in_ns "$py" "$TQ_REPO/test/host/imds-server.py" "$TQ_WORK/imds.port" $((3 * TQ_BOOT_TIMEOUT)) \
+ip netns exec "$ns" "$py" "$TQ_REPO/test/host/imds-server.py" "$TQ_WORK/imds.port" $((3 * TQ_BOOT_TIMEOUT)) \
     169.254.169.254 80 "$TQ_WORK/imds.log" "$TQ_WORK/key" &
 pids+=($!)
 for _ in $(seq 50); do

@@ -31,7 +31,7 @@ PROG_SRC := resume/thaw.c $(wildcard resume/cmd_*.c)
 PLUGIN_SRC := crypto/token_plugin.c
 LIB_SRC  := $(filter-out $(PROG_SRC),$(wildcard resume/*.c)) $(filter-out $(PLUGIN_SRC),$(wildcard crypto/*.c))
 # libcryptsetup loads libcryptsetup-token-<type>.so for a token of <type>: one link per thaw-* type.
-TOKEN_TYPES := fwcfg keyfile smbios drive imds
+TOKEN_TYPES := fwcfg keyfile smbios drive imds tpm2 passphrase
 PLUGIN   := $(B)/tokens/libcryptsetup-token-thaw.so
 PLUGIN_LINKS := $(TOKEN_TYPES:%=$(B)/tokens/libcryptsetup-token-thaw-%.so)
 UNIT_SRC := $(wildcard test/unit/test_*.c)

@@ -21,6 +21,8 @@
 /* The ABI (CRYPTSETUP_TOKEN_1.0); token_plugin.sym exports these and nothing else. */
 int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len,
                           void *usrptr);
+int cryptsetup_token_open_pin(struct crypt_device *cd, int token, const char *pin, size_t pin_size,
+                              char **buffer, size_t *buffer_len, void *usrptr);
 void cryptsetup_token_buffer_free(void *buffer, size_t buffer_len);
 int cryptsetup_token_validate(struct crypt_device *cd, const char *json);
 void cryptsetup_token_dump(struct crypt_device *cd, const char *json);
@@ -104,6 +106,9 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
         r = token_source(cd, token, &src);
         if (r < 0)
                 return r == -ENOMEM ? r : -ENOENT;
+        /* A passphrase is libcryptsetup's to ask for (as a PIN): never a prompt of ours on its console. */
+        if (src.type == KEYSRC_PASSPHRASE)
+                return -ENOANO;
         if (crypt_token_json_get(cd, token, &json) < 0 || !json)
                 return -ENOENT;
         memset(&one, 0, sizeof(one));
@@ -130,6 +135,32 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
         *buffer = copy;
         *buffer_len = key->len;
         secret_free(key);
+        return 0;
+}
+
+/* The PIN libcryptsetup asked for is a thaw-passphrase token's passphrase; other tokens need none. */
+int cryptsetup_token_open_pin(struct crypt_device *cd, int token, const char *pin, size_t pin_size,
+                              char **buffer, size_t *buffer_len, void *usrptr)
+{
+        struct keysrc src;
+        char *copy;
+        int r;
+
+        if (!buffer || !buffer_len)
+                return -EINVAL;
+        r = token_source(cd, token, &src);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENOENT;
+        if (src.type != KEYSRC_PASSPHRASE)
+                return cryptsetup_token_open(cd, token, buffer, buffer_len, usrptr);
+        if (!pin || pin_size == 0 || pin_size > SECRET_MAX)
+                return -ENOANO;
+        copy = malloc(pin_size);
+        if (!copy)
+                return -ENOMEM;
+        memcpy(copy, pin, pin_size);
+        *buffer = copy;
+        *buffer_len = pin_size;
         return 0;
 }
 

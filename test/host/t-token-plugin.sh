@@ -151,5 +151,37 @@ expect "the same token, well-formed, can replace it" 0 "" \
         token import --token-replace --token-id 7 --json-file "$tmp/token.json" "$img"
 expect "and unlocks" 0 "" open --token-only --token-id 7 --test-passphrase "$img"
 
+# A thaw-passphrase token: libcryptsetup asks for a PIN, the plugin hands it over as the passphrase.
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$root/dev"
+ln -sf /dev/tty "$root/dev/tty"
+pw="plugin passphrase"
+if python3 "$here/pty-answer.py" "passphrase: " "$pw" "$THAW" enroll --device "$img" --key passphrase \
+        --unlock "keyfile:$tmp/key" --root "$root" > "$tmp/out" 2>&1; then
+        ok "a passphrase keyslot and its thaw-passphrase token"
+else
+        not_ok "a passphrase keyslot and its thaw-passphrase token"
+fi
+# typed_cs ANSWER ARGS...: cs on a terminal where ANSWER is typed at the PIN prompt.
+typed_cs() {
+        answer=$1
+        shift
+        # shellcheck disable=SC2016 # expanded by the inner shell
+        python3 "$here/pty-answer.py" "PIN: " "$answer" unshare -m sh -c \
+                'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh "$tokens" "$tokdir" "$@" \
+                > "$tmp/out" 2>&1
+}
+if typed_cs "$pw" open --token-only --token-type thaw-passphrase --test-passphrase "$img"; then
+        ok "open --token-only asks for the PIN and the passphrase opens it"
+else
+        not_ok "open --token-only asks for the PIN and the passphrase opens it"
+fi
+if ! typed_cs "not it" open --token-only --token-type thaw-passphrase --test-passphrase "$img" &&
+        grep -q "PIN" "$tmp/out"; then
+        ok "a wrong PIN does not"
+else
+        not_ok "a wrong PIN does not"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

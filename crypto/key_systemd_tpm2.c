@@ -148,8 +148,20 @@ static int sd_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret
         return best;
 }
 
+/* systemd-cryptenroll enrolls these; a second keyslot with the same key would only add confusion. */
+static int sd_enroll(const char *arg, const struct keysrc_ctx *ctx, struct secret **key,
+                     struct json_object *token)
+{
+        (void)arg;
+        (void)key;
+        (void)token;
+        detail(ctx, "systemd-cryptenroll --tpm2-device= enrolls it; thaw only unseals it at boot");
+        return -EOPNOTSUPP;
+}
+
 const struct key_provider key_systemd_tpm2_provider = {
         .name = "systemd-tpm2",
         .check = sd_check,
         .fetch = sd_fetch,
+        .enroll = sd_enroll,
 };

@@ -73,6 +73,18 @@ setup() {
 	[ -b /dev/mapper/thaw-swap ] || fail "no /dev/mapper/thaw-swap after setup"
 }
 
+# thaw.sdenroll=PCRS: after setup, systemd 252's systemd-cryptenroll (put into this run's root by
+# the scenario) adds a systemd-tpm2 keyslot bound to PCRS of this guest's TPM, unlocking with the
+# fw_cfg key setup used.
+sdenroll() {
+	pcrs=$(arg thaw.sdenroll)
+	[ -n "$pcrs" ] || return 0
+	systemd-cryptenroll --unlock-key-file=/sys/firmware/qemu_fw_cfg/by_name/opt/thaw/key/raw \
+		--tpm2-device=/dev/tpmrm0 --tpm2-pcrs="$pcrs" /dev/vdb 2>&1 | sed 's/^/THAW-TEST: cryptenroll: /'
+	cryptsetup luksDump /dev/vdb | grep -q 'systemd-tpm2' || fail "no systemd-tpm2 token after systemd-cryptenroll"
+	say "systemd-tpm2 enrolled"
+}
+
 # start_workload MIB: fills MIB MiB, waits until it is ready; sets $wl.
 start_workload() {
 	rm -f /tmp/ready
@@ -216,6 +228,7 @@ setup)
 	;;
 hibernate)
 	setup
+	sdenroll
 	swapon /dev/mapper/thaw-swap || fail "swapon /dev/mapper/thaw-swap failed"
 	say "swap on"
 	start_workload "$mib"

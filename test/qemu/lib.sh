@@ -220,6 +220,38 @@ tq_build_rootfs() {
 
 tq_tcti_device() { readlink -f /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | sed 's/\.so\.0\..*/.so.0/'; }
 
+# tq_root_add FILE...: copies each executable to /bin and each library (*.so*) to its host path,
+# with the libraries ldd reports, into this run's root disk, $TQ_WORK/root.img; the shared root
+# image is not changed, so only the scenario that needs a tool pays for it. Files already there
+# are kept. (debugfs follows no symbolic link, so nothing goes under the guest's /usr/bin link.)
+tq_root_add() {
+    local tree=$TQ_WORK/root-add cmds=$TQ_WORK/root-add.debugfs f d
+    rm -rf "$tree"
+    mkdir -p "$tree"
+    for f in "$@"; do
+        case $f in
+        *.so*) tq_install_bin "$f" "$tree" "$f" ;;
+        *) tq_install_bin "$f" "$tree" "/bin/$(basename "$f")" ;;
+        esac
+    done
+    : > "$cmds"
+    # Parents first; debugfs says "exists" for what the root already has, and goes on.
+    while IFS= read -r d; do
+        echo "mkdir ${d#"$tree"}" >> "$cmds"
+    done < <(find "$tree" -mindepth 1 -type d | sort)
+    while IFS= read -r f; do
+        echo "write $f ${f#"$tree"}" >> "$cmds"
+    done < <(find "$tree" -type f | sort)
+    debugfs -w -f "$cmds" "$TQ_WORK/root.img" > "$TQ_WORK/root-add.log" 2>&1 \
+        || tq_die "debugfs could not add files to $TQ_WORK/root.img"
+    # debugfs writes files without their modes: make them executable (libraries too, as installed).
+    while IFS= read -r f; do
+        echo "sif ${f#"$tree"} mode 0100755"
+    done < <(find "$tree" -type f | sort) > "$cmds"
+    debugfs -w -f "$cmds" "$TQ_WORK/root.img" >> "$TQ_WORK/root-add.log" 2>&1 \
+        || tq_die "debugfs could not set modes in $TQ_WORK/root.img"
+}
+
 # Everything a scenario needs before its first boot.
 tq_prepare() {
     command -v "$TQ_QEMU" > /dev/null || tq_skip "$TQ_QEMU missing (run make deps)"

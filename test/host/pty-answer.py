@@ -9,6 +9,7 @@ import pty
 import select
 import signal
 import sys
+import termios
 import time
 
 
@@ -31,8 +32,12 @@ def main():
         sys.stdout.buffer.write(data)
         sys.stdout.flush()
         seen += data
-        # The prompt is written after the terminal was set up (typed-ahead input flushed): answer now.
         while answers != [b""] and seen.count(prompt) > answered:
+            # A password prompt turns echo off and flushes typed-ahead input; some (cryptsetup's)
+            # only after writing the prompt: type once echo is off (or after 10 s, for one that echoes).
+            wait = time.monotonic() + 10
+            while termios.tcgetattr(fd)[3] & termios.ECHO and time.monotonic() < wait:
+                time.sleep(0.05)
             os.write(fd, answers[min(answered, len(answers) - 1)] + b"\n")
             answered += 1
     else:

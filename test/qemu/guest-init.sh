@@ -22,7 +22,8 @@ export PATH
 DM_DISABLE_UDEV=1
 export DM_DISABLE_UDEV
 
-# dracut moves /proc, /sys, /dev and /run into the new root; mount what is missing.
+# dracut's switch_root (util-linux's, see test/qemu/dracut/06switchroot) moves /proc, /sys, /dev
+# and /run into the new root: /run/thaw/state comes with it. Mount what is missing.
 [ -e /proc/self ] || mount -t proc proc /proc
 [ -d /sys/kernel ] || mount -t sysfs sysfs /sys
 [ -e /dev/null ] || mount -t devtmpfs devtmpfs /dev
@@ -288,6 +289,7 @@ inspect)
 	;;
 resume)
 	say "not resumed"
+	thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
 	;;
 doctor)
 	doctor

@@ -104,8 +104,8 @@ virtio_blk virtio_pci virtio_rng ext4 isofs vfat nls_cp437 nls_ascii nls_utf8"
 tq_build_initramfs() {
     local key base out mods extra=() d variant=initramfs
     [[ ${TQ_INITRAMFS_NET:-0} == 1 ]] && variant=initramfs+net
-    key=$(tq_hash "$TQ_THAW" "$TQ_REPO"/dracut-module/90thaw/* "${BASH_SOURCE[0]}" \
-        <(echo "$TQ_KVER ${TQ_EXTRA_DRACUT_MODULES:-}"))
+    key=$(tq_hash "$TQ_THAW" "$TQ_REPO"/dracut-module/90thaw/* "$TQ_REPO"/test/qemu/dracut/*/* \
+        "${BASH_SOURCE[0]}" <(echo "$TQ_KVER ${TQ_EXTRA_DRACUT_MODULES:-}"))
     out=$TQ_CACHE/$variant-$key.img
     TQ_INITRD=$out
     [[ -s $out ]] && return 0
@@ -114,7 +114,8 @@ tq_build_initramfs() {
     rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
     cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
     cp -a "$TQ_REPO/dracut-module/90thaw" "$base/modules.d/90thaw"
-    mods="busybox base dm kernel-modules rootfs-block thaw"
+    cp -a "$TQ_REPO/test/qemu/dracut/06switchroot" "$base/modules.d/06switchroot"
+    mods="busybox switchroot base dm kernel-modules rootfs-block thaw"
     for d in ${TQ_EXTRA_DRACUT_MODULES:-}; do
         cp -a "$d" "$base/modules.d/"
         extra+=("$(basename "$d" | sed 's/^[0-9][0-9]//')")

@@ -6,11 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <libcryptsetup.h>
 #include "luks.h"
 #include "luks_token.h"
 
 #define LUKS_VK_SIZE 64          /* aes-xts with two 256-bit keys */
+#define LUKS_HMAC_KEY_SIZE 32    /* hmac(sha256): the integrity key follows the cipher key */
+#define LUKS_INTEGRITY "hmac(sha256)"
+#define LUKS_WIPE_BLOCK (1024 * 1024)
 #define LUKS_SECTOR 4096
 
 /* A library never prints: errors reach the caller as -errno and the program logs them once. */
@@ -104,10 +108,40 @@ static int add_source(struct crypt_device *cd, const struct secret *vk, const st
         return r < 0 ? r : token;
 }
 
-int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e)
+/*
+ * dm-integrity starts with tags that match nothing: every read of a sector never written is an I/O
+ * error (udev's blkid probing the end of the device, say). Writing zeroes once through a private,
+ * journal-less mapping gives every sector a valid tag, as cryptsetup luksFormat does.
+ */
+static int wipe_tags(struct crypt_device *cd, const struct secret *vk)
+{
+        char name[64], path[256];
+        int r, r2;
+
+        if (snprintf(name, sizeof(name), "thaw-wipe-%ld", (long)getpid()) >= (int)sizeof(name) ||
+            snprintf(path, sizeof(path), "%s/%s", crypt_get_dir(), name) >= (int)sizeof(path))
+                return -ENAMETOOLONG;
+        r = crypt_activate_by_volume_key(cd, name, (const char *)vk->data, vk->len,
+                                         CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL);
+        if (r < 0)
+                return r;
+        r = crypt_wipe(cd, path, CRYPT_WIPE_ZERO, 0, 0, LUKS_WIPE_BLOCK, 0, NULL, NULL);
+        r2 = crypt_deactivate(cd, name);
+        return r < 0 ? r : r2 < 0 ? r2 : 0;
+}
+
+int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e,
+                bool integrity)
 {
         struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
-        struct crypt_params_luks2 params = { .pbkdf = &pbkdf, .sector_size = LUKS_SECTOR, .label = label };
+        /*
+         * Security: with integrity, every 4096-byte sector carries an HMAC-SHA256 tag over its
+         * ciphertext and sector number, so a changed, moved or fabricated sector is an I/O error,
+         * not plaintext the kernel would restore. aes-xts + hmac(sha256) rather than aes-gcm-random:
+         * a random 96-bit GCM nonce per write is unsafe for a device written as much as swap.
+         */
+        struct crypt_params_luks2 params = { .pbkdf = &pbkdf, .sector_size = LUKS_SECTOR, .label = label,
+                                             .integrity = integrity ? LUKS_INTEGRITY : NULL };
         struct crypt_device *cd = NULL;
         struct secret *vk = NULL;
         int r;
@@ -117,7 +151,7 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
         r = luks_open(dev, 0, &cd);
         if (r < 0)
                 return r;
-        r = secret_random(LUKS_VK_SIZE, &vk);
+        r = secret_random(LUKS_VK_SIZE + (integrity ? LUKS_HMAC_KEY_SIZE : 0), &vk);
         if (r < 0)
                 goto out;
         r = crypt_set_pbkdf_type(cd, &pbkdf);
@@ -127,6 +161,8 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
                          &params);
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = add_source(cd, vk, &e[i]);
+        if (r >= 0 && integrity)
+                r = wipe_tags(cd, vk);
 out:
         secret_free(vk);
         crypt_free(cd); /* also wipes libcryptsetup's own copy of the volume key */

@@ -30,8 +30,11 @@ int luks_probe(const char *dev);
  * Format dev as LUKS2 (aes-xts-plain64, 512-bit volume key, 4096-byte sectors) and add one PBKDF2
  * keyslot per enrollment: e[i].key unlocks it, and the token e[i].token (keysrc_enroll(): it names
  * the source, never holds the key) is bound to it. label goes into the LUKS2 label (may be NULL).
+ * integrity adds dm-integrity with an hmac(sha256) tag per sector (a 768-bit volume key) and writes
+ * every sector once so that each has a valid tag; it needs device-mapper, dm-integrity and authenc.
  */
-int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e);
+int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e,
+                bool integrity);
 
 /*
  * Add one more enrollment to dev: unlock (the key of one of its cheap keyslots, see

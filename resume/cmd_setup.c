@@ -35,12 +35,14 @@ struct setup_opts {
         char allow_url[KEYSRC_ALLOW_MAX]; /* --allow-url, comma-joined */
         bool yes;
         bool format_only;
+        bool integrity;
 };
 
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw setup --device DEV --key SRC[,SRC...] [--name NAME] [--label L] [--yes]\n"
-                   "                  [--format-only] [--allow-url http://HOST[:PORT]]... [--root DIR]\n\n"
+                   "                  [--format-only] [--allow-url http://HOST[:PORT]]... [--integrity]\n"
+                   "                  [--root DIR]\n\n"
                    "Format DEV as LUKS2 encrypted swap unlocked by the key sources SRC, open it, make\n"
                    "swap on it, write /etc/thaw/thaw.conf and print the kernel command line arguments\n"
                    "to add. DESTROYS the data on DEV. Key sources:\n"
@@ -71,6 +73,9 @@ static void usage(FILE *f)
                    "                    mkswap on the opened mapping later)\n"
                    "      --allow-url ORIGIN  let imds:URL sources name http://HOST[:PORT] (not link-\n"
                    "                    local), now and, through thaw.conf, at boot\n"
+                   "  -i, --integrity   authenticated encryption (dm-integrity, hmac(sha256) per 4 KiB\n"
+                   "                    sector): a changed image is an I/O error, never restored;\n"
+                   "                    writes all of DEV once, and ~1%% of it holds the tags\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n");
 }
@@ -85,13 +90,14 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 { "yes", no_argument, NULL, 'y' },
                 { "format-only", no_argument, NULL, 'F' },
                 { "allow-url", required_argument, NULL, 'a' },
+                { "integrity", no_argument, NULL, 'i' },
                 { "root", required_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         int c;
 
-        while ((c = getopt_long(argc, argv, "d:k:n:l:yh", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "d:k:n:l:yih", opts, NULL)) != -1) {
                 switch (c) {
                 case 'd': o->device = optarg; break;
                 case 'k': o->key = optarg; break;
@@ -99,6 +105,7 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 case 'l': o->label = optarg; break;
                 case 'y': o->yes = true; break;
                 case 'F': o->format_only = true; break;
+                case 'i': o->integrity = true; break;
                 case 'r': o->root = optarg; break;
                 case 'a':
                         if (imds_allow_join(o->allow_url, sizeof(o->allow_url), optarg) < 0) {
@@ -121,6 +128,12 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
         }
         if (o->label && strlen(o->label) > LUKS_LABEL_MAX) {
                 log_msg(LOG_ERR, "--label is longer than %d bytes", LUKS_LABEL_MAX);
+                return CMD_USAGE;
+        }
+        /* dm-integrity's superblock and the initial tags are written through device-mapper. */
+        if (o->integrity && o->format_only) {
+                log_msg(LOG_ERR, "--integrity needs device-mapper to write the integrity tags: it "
+                        "cannot go with --format-only");
                 return CMD_USAGE;
         }
         return CMD_FAILED; /* meaning: go on */
@@ -233,9 +246,14 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
         char mapper[PATH_MAX], rel[DM_MAPPER_PATH_MAX], swap_uuid[37];
         int r;
 
-        r = luks_format(o->device, o->label, chain->n, e);
+        if (o->integrity)
+                log_msg(LOG_INFO, "formatting %s as LUKS2 with integrity: every sector is written once, "
+                        "this takes a while", o->device);
+        r = luks_format(o->device, o->label, chain->n, e, o->integrity);
         if (r < 0) {
-                log_msg(LOG_ERR, "formatting %s as LUKS2 failed (%s)", o->device, strerror(-r));
+                log_msg(LOG_ERR, "formatting %s as LUKS2%s failed (%s)%s", o->device,
+                        o->integrity ? " with integrity" : "", strerror(-r),
+                        o->integrity ? ": does the kernel have dm-integrity and authenc?" : "");
                 return r;
         }
         r = luks_uuid(o->device, uuid, usize);
@@ -265,8 +283,8 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
                         strerror(-r));
                 return r;
         }
-        log_msg(LOG_INFO, "%s is LUKS2 (UUID %s), open as %s with swap (UUID %s)", o->device, uuid,
-                rel, swap_uuid);
+        log_msg(LOG_INFO, "%s is LUKS2%s (UUID %s), open as %s with swap (UUID %s)", o->device,
+                o->integrity ? " with integrity (hmac(sha256))" : "", uuid, rel, swap_uuid);
         return 0;
 }
 

@@ -56,6 +56,9 @@ installkernel() {
     # the fw_cfg key source, and the virtio disks the swap device usually lives on.
     hostonly='' instmods dm_mod dm_crypt xts ecb cbc aesni_intel aes_generic sha256_generic \
         af_alg algif_skcipher algif_hash qemu_fw_cfg virtio_blk virtio_scsi virtio_pci
+    # thaw setup --integrity: dm-integrity and the authenc(hmac(sha256),xts(aes)) AEAD; the
+    # kernel loads them on demand, only for such a container.
+    hostonly='' instmods dm_integrity authenc sha256_ssse3
     # The drive: key source mounts a config drive (ISO 9660 or vfat, whose code pages the kernel
     # loads at mount time). The smbios: source needs dmi-sysfs, built in on Debian; a module elsewhere.
     hostonly='' instmods isofs vfat nls_cp437 nls_ascii nls_utf8 nls_iso8859_1 dmi-sysfs

@@ -153,5 +153,9 @@ expect "an unwritable /etc/thaw is refused before formatting" 1 "nothing written
 rm -f "$root/etc/thaw"
 untouched "the device stays blank when /etc/thaw is unwritable" "$img" ""
 
+expect "--integrity with --format-only is a usage error" 2 "cannot go with --format-only" \
+        "$THAW" setup --device "$img" --key keyfile:/key --integrity --format-only --root "$root"
+untouched "--integrity with --format-only writes nothing" "$img" ""
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -46,7 +46,7 @@ static int format(const char *path, const char *label, const struct keychain *c,
                 e[i].key = k[i];
                 e[i].token = tok[i];
         }
-        return luks_format(path, label, c->n, e);
+        return luks_format(path, label, c->n, e, false);
 }
 
 static int setup(void **state)

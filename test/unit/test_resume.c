@@ -477,7 +477,7 @@ static void test_tokens_ignored(void **state)
         assert_int_equal(luks_token_build(&chain.src[0], token, sizeof(token)), 0);
         e.key = key;
         e.token = token;
-        assert_int_equal(luks_format(dev, NULL, 1, &e), 0);
+        assert_int_equal(luks_format(dev, NULL, 1, &e, false), 0);
         secret_free(key);
         assert_int_equal(luks_token_sources(dev, &chain), 0);
         assert_int_equal(chain.n, 1); /* the header does name keyfile:/keys/good */

@@ -248,8 +248,11 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                 struct secret *key = NULL;
                 char name[KEYSRC_ARG_MAX + 16];
 
+                int64_t t0 = clock_now_ms(), t1;
+
                 kc->detail[0] = '\0';
                 r = c->ops->fetch(&chain->src[i], kc, &key);
+                t1 = clock_now_ms();
                 if (r < 0) {
                         const char *what = kc->detail[0] ? kc->detail : reason(r);
 
@@ -263,8 +266,8 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                 if (r == 0) {
                         if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
                                 name[0] = '\0';
-                        SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s", dev, c->args->name,
-                            name);
+                        SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s (key %" PRId64 " ms, keyslot "
+                            "and mapping %" PRId64 " ms)", dev, c->args->name, name, t1 - t0, clock_now_ms() - t1);
                         return 0;
                 }
                 if (r == -EPERM && kc->detail[0]) {
@@ -408,6 +411,21 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
         return RESUME_MISMATCH_KEPT;
 }
 
+/* The peak memory of this process so far, for whoever sizes the initramfs's RAM; nothing if unknown. */
+static void say_peak_memory(const struct resume_ctx *c)
+{
+        char status[4096];
+        const char *hwm;
+
+        if (util_read_text_at(c->root, "/proc/self/status", status, sizeof(status)) < 0 ||
+            !(hwm = strstr(status, "VmHWM:")))
+                return;
+        hwm += strlen("VmHWM:");
+        hwm += strspn(hwm, " \t");
+        SAY(c, LOG_INFO, "peak memory of thaw resume before the handoff: %.*s (VmHWM)", (int)strcspn(hwm, "\n"),
+            hwm);
+}
+
 static enum resume_outcome handle_image(const struct resume_ctx *c, const char *mapper,
                                         const char *shown)
 {
@@ -438,6 +456,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                     shown, strerror(-r), note);
                 return RESUME_NO_MAPPING;
         }
+        say_peak_memory(c);
         SAY(c, LOG_NOTICE, "resuming from %s (%u:%u, offset %" PRIu64 ")", shown, maj, min, a->offset);
         r = c->ops->handoff(c->root, maj, min, a->offset);
         /* Still here: the kernel found no image, refused it, or never looked. The disk tells which. */

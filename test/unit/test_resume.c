@@ -389,6 +389,20 @@ static void test_no_key_reasons(void **state)
         assert_string_equal(last(), want);
         assert_int_equal(fx.activations, 1);
         assert_int_equal(fx.handoffs, 0);
+        /* Each failure that leaves a source to try is told at once, in its own line. */
+        assert_true(said("cannot get the key from keyfile:/keys/bad (wrong key): trying keyfile:/keys/missing"));
+        assert_false(said("cannot get the key from keyfile:/keys/missing"));
+}
+
+/* A tpm2 source on a device without a TPM and without a thaw-tpm2 token: one line, the next source. */
+static void test_tpm2_then_keyfile(void **state)
+{
+        (void)state;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=tpm2,keyfile:/keys/good", &fake_ops),
+                         RESUME_NO_IMAGE);
+        assert_true(said("cannot get the key from tpm2 (no thaw-tpm2 token on the device"));
+        assert_true(said("with keyfile:/keys/good (key "));
 }
 
 /*
@@ -826,6 +840,7 @@ int main(void)
                 T(test_not_luks),
                 T(test_no_key_reasons),
                 T(test_passphrase_memory),
+                T(test_tpm2_then_keyfile),
                 T(test_no_key_configured),
                 T(test_tokens_ignored),
                 T(test_activation_error_stops_chain),

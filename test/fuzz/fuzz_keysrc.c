@@ -8,6 +8,7 @@
 #include "base64.h"
 #include "key_provider.h"
 #include "keysrc.h"
+#include "tpm2_token.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,6 +27,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (spec) {
                 memcpy(spec, data, size);
                 spec[size] = '\0';
+                struct tpm2_token *t = malloc(sizeof(*t));
+                struct tpm2_opts o;
+                char why[160];
+
+                /* The thaw-tpm2 token is read from the unauthenticated header. */
+                if (t)
+                        (void)tpm2_token_parse(spec, t, why, sizeof(why));
+                free(t);
+                (void)tpm2_opts_parse(spec, &o);
                 if (keychain_parse(spec, &c) == 0) {
                         char buf[KEYCHAIN_SPEC_MAX];
 

@@ -223,6 +223,17 @@ after_resume() {
 	esac
 }
 
+# thaw.aftercheck=SRC: in the resumed system, try the key of SRC against /dev/vdb (a tpm2 source
+# must fail there: the resume boot locked it).
+aftercheck() {
+	src=$(arg thaw.aftercheck)
+	[ -n "$src" ] || return 0
+	thaw enroll --device /dev/vdb --check "$src" > /tmp/aftercheck 2>&1
+	rc=$?
+	sed 's/^/THAW-TEST: aftercheck: /' /tmp/aftercheck
+	say "aftercheck exit $rc"
+}
+
 case "$step" in
 setup)
 	setup
@@ -241,6 +252,7 @@ hibernate)
 	after_resume "$(arg thaw.after)"
 	verify_workload
 	kmsg_thaw
+	aftercheck
 	;;
 plain)
 	mkswap /dev/vdb > /dev/null || fail "mkswap failed"

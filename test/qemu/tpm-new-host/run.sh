@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# tpm-new-host: the VM comes back on a host with a fresh TPM. The TPM key and the fw_cfg key are
+# enrolled. With only tpm2 in the chain (no fallback), the TPM refuses with a clear line, the boot
+# goes on and the image is kept; with fw_cfg after tpm2, the TPM is refused with the same line, the
+# fw_cfg key unlocks and the VM resumes with nothing lost.
+set -u
+# shellcheck source=test/qemu/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+timeout=10
+tq_prepare
+tq_workdir tpm-new-host
+TQ_TPM_STATE=$TQ_WORK/tpm-host-a
+refused="token 0 was sealed by another TPM: its key does not load on this one (a different or fresh TPM)"
+
+tq_hibernate_boot hibernate "thaw.setupkey=tpm2,fwcfg:opt/thaw/key" "rd.thaw.key=tpm2"
+tq_check "hibernate: setup enrolled tpm2 and fwcfg" tq_lacks hibernate "cannot read the key from"
+
+TQ_TPM_STATE=$TQ_WORK/tpm-host-b
+tq_boot_checked alone inspect "$TQ_WORK/key" "rd.thaw.key=tpm2" "rd.thaw.timeout=$timeout"
+tq_check "alone: the TPM refusal says it is another TPM" tq_has alone "$refused"
+tq_check "alone: no key source unlocked the device" tq_has alone "thaw: no key source unlocked"
+tq_check "alone: no handoff" tq_lacks alone "thaw: resuming from"
+tq_check "alone: the boot went on to the real init" tq_has alone "THAW-TEST: fresh boot step=inspect"
+tq_check "alone: the mapping is not open" tq_has alone "THAW-TEST: mapping absent"
+tq_check "alone: the image is still on disk (S1SUSPEND)" tq_has alone "THAW-TEST: image signature: S1SUSPEND"
+
+rm -rf "$TQ_WORK/tpm-host-b"
+tq_resume_boot resume "rd.thaw.key=tpm2,fwcfg:opt/thaw/key"
+tq_check "resume: the TPM refused in one line, then fw_cfg was tried" \
+    tq_has resume "thaw: cannot get the key from tpm2 ($refused): trying fwcfg:opt/thaw/key"
+tq_check "resume: unlocked with the fw_cfg key" tq_has resume "/dev/mapper/thaw-swap with fwcfg:opt/thaw/key"
+tq_finish

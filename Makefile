@@ -40,7 +40,7 @@ all: $(B)/thaw $(PLUGIN) $(PLUGIN_LINKS)
 
 $(B)/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # kconfig.c embeds kernel/thaw.config (.incbin, a path relative to this directory).
 $(B)/obj/resume/kconfig.o: kernel/thaw.config
@@ -49,12 +49,12 @@ $(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 	$(AR) rcs $@ $^
 
 $(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The token plugin links a position-independent build of the same library.
 $(B)/pic/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(B)/pic/obj/resume/kconfig.o: kernel/thaw.config
 
@@ -63,7 +63,7 @@ $(B)/pic/libthaw.a: $(LIB_SRC:%.c=$(B)/pic/obj/%.o)
 
 $(PLUGIN): $(B)/pic/obj/$(PLUGIN_SRC:.c=.o) $(B)/pic/libthaw.a crypto/token_plugin.sym
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -Wl,--version-script=crypto/token_plugin.sym -Wl,-z,defs -Wl,--as-needed \
+	$(CC) $(CFLAGS) $(LDFLAGS) -fPIC -shared -Wl,--version-script=crypto/token_plugin.sym -Wl,-z,defs -Wl,--as-needed \
 		-o $@ $(B)/pic/obj/$(PLUGIN_SRC:.c=.o) $(B)/pic/libthaw.a $(LDLIBS)
 
 $(PLUGIN_LINKS): $(PLUGIN)
@@ -153,14 +153,24 @@ demo: deps
 install: all
 	install -D -m 0755 $(B)/thaw $(DESTDIR)$(SBINDIR)/thaw
 	install -d $(DESTDIR)$(DRACUTDIR)/90thaw
-	install -m 0755 dracut-module/90thaw/*.sh $(DESTDIR)$(DRACUTDIR)/90thaw/
-	install -m 0644 dracut-module/90thaw/*.service dracut-module/90thaw/*.conf $(DESTDIR)$(DRACUTDIR)/90thaw/
+	for f in dracut-module/90thaw/*; do \
+		case $$f in *.sh) m=0755 ;; *) m=0644 ;; esac; \
+		install -m $$m $$f $(DESTDIR)$(DRACUTDIR)/90thaw/ || exit 1; \
+	done
 	install -D -m 0644 man/thaw.8 $(DESTDIR)$(MANDIR)/man8/thaw.8
+	install -D -m 0644 man/thaw.conf.5 $(DESTDIR)$(MANDIR)/man5/thaw.conf.5
+	install -D -m 0644 man/thaw.cmdline.7 $(DESTDIR)$(MANDIR)/man7/thaw.cmdline.7
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN))
 	for t in $(TOKEN_TYPES); do ln -sf $(notdir $(PLUGIN)) $(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-$$t.so; done
 	install -D -m 0755 dracut-module/system-sleep/thaw.sh $(DESTDIR)$(SLEEPDIR)/thaw
 
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/thaw $(DESTDIR)$(MANDIR)/man8/thaw.8 \
+		$(DESTDIR)$(MANDIR)/man5/thaw.conf.5 $(DESTDIR)$(MANDIR)/man7/thaw.cmdline.7 \
+		$(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN)) $(TOKEN_TYPES:%=$(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-%.so)
+	rm -rf $(DESTDIR)$(DRACUTDIR)/90thaw
+
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install clean fuzz fuzz-brief bench-kernel bench-swapin
+.PHONY: all deps check check-qemu test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin

@@ -1,0 +1,95 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The Debian package: built from a copy of the tree with dpkg-buildpackage -us -uc -b, installed,
+# upgraded to a newer version and removed in a throwaway dpkg root (dpkg --root), so the host's
+# own package database is never touched. Checks what an administrator would: files in place,
+# thaw runs, dpkg knows the version, and nothing is left behind after dpkg -r.
+set -u
+
+for tool in dpkg-buildpackage dh dpkg-deb dpkg; do
+        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing (make deps)"; exit 77; }
+done
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+[ -d "$repo/debian" ] || { echo "# no debian/ in $repo"; exit 1; }
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+check() {
+        what=$1
+        shift
+        n=$((n + 1))
+        if "$@" > "$tmp/out" 2>&1; then
+                echo "ok $n - $what"
+        else
+                failed=$((failed + 1))
+                echo "not ok $n - $what"
+                sed 's/^/#   /' "$tmp/out" | tail -n 20
+        fi
+}
+
+# A copy of the tracked (and new, not ignored) files: the build must not need build/ or .cache/.
+mkdir "$tmp/src"
+if git -C "$repo" rev-parse --git-dir > /dev/null 2>&1; then
+        (cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$tmp/src")
+else
+        (cd "$repo" && tar --exclude=./build --exclude=./.cache -cf - .) | (cd "$tmp/src" && tar -xf -)
+fi
+version=$(cd "$tmp/src" && dpkg-parsechangelog -S Version)
+check "dpkg-buildpackage -us -uc -b builds thaw $version" \
+        sh -c "cd '$tmp/src' && dpkg-buildpackage -us -uc -b > '$tmp/build.log' 2>&1 || { tail -n 30 '$tmp/build.log'; exit 1; }"
+deb=$(find "$tmp" -maxdepth 1 -name "thaw_${version}_*.deb" | head -n1)
+[ -n "$deb" ] || { echo "not ok - no thaw_${version}_*.deb was built"; echo "1..$((n + 1))"; exit 1; }
+
+# The files an administrator relies on, as the package lists them; the token plugin where
+# libcryptsetup looks for it.
+tokendir=$(pkg-config --variable=libdir libcryptsetup)/cryptsetup
+dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' > "$tmp/contents"
+for f in /usr/sbin/thaw /usr/lib/dracut/modules.d/90thaw/module-setup.sh \
+        /usr/lib/dracut/modules.d/90thaw/thaw-resume.sh /usr/share/man/man8/thaw.8.gz \
+        /usr/share/man/man5/thaw.conf.5.gz /usr/share/man/man7/thaw.cmdline.7.gz \
+        /usr/share/doc/thaw/copyright "$tokendir/libcryptsetup-token-thaw.so" \
+        "$tokendir/libcryptsetup-token-thaw-fwcfg.so"; do
+        check "the package ships $f" grep -qx -- "$f" "$tmp/contents"
+done
+check "the package depends on libcryptsetup (shlibs)" sh -c "dpkg-deb -f '$deb' Depends | grep -q libcryptsetup"
+
+# A throwaway dpkg root: its own database; dependencies are the host's libraries, not its packages.
+root=$tmp/root
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/log"
+: > "$root/var/lib/dpkg/status"
+: > "$root/var/lib/dpkg/available"
+dp() { dpkg --root="$root" --force-depends --force-script-chrootless "$@"; }
+
+check "dpkg -i installs $version" dp -i "$deb"
+check "dpkg -s says thaw $version is installed" \
+        sh -c "dpkg --root='$root' -s thaw | grep -qx 'Status: install ok installed' && dpkg --root='$root' -s thaw | grep -qx 'Version: $version'"
+check "the installed thaw runs: thaw --version" sh -c "'$root/usr/sbin/thaw' --version | grep -qx 'thaw ${version%%[-+]*}'"
+check "the dracut module is executable" test -x "$root/usr/lib/dracut/modules.d/90thaw/module-setup.sh"
+dpkg --root="$root" -L thaw > "$tmp/listed"
+check "dpkg -L lists /usr/sbin/thaw" grep -qx /usr/sbin/thaw "$tmp/listed"
+
+# A newer version of the same package: the built one with a higher version in its control file.
+new="$version+upgrade1"
+dpkg-deb -R "$deb" "$tmp/newpkg"
+sed -i "s/^Version: .*/Version: $new/" "$tmp/newpkg/DEBIAN/control"
+dpkg-deb -b "$tmp/newpkg" "$tmp/thaw_new.deb" > /dev/null
+check "dpkg -i of $new upgrades" dp -i "$tmp/thaw_new.deb"
+check "dpkg -s says $new after the upgrade" sh -c "dpkg --root='$root' -s thaw | grep -qx 'Version: $new'"
+check "the files are still in place after the upgrade" sh -c \
+        "for f in \$(cat '$tmp/listed'); do [ -e '$root'\$f ] || { echo missing \$f; exit 1; }; done"
+
+# Remove: every file the package installed is gone, and nothing else is left outside dpkg's own
+# database and log.
+check "dpkg -r removes thaw" dp -r thaw
+check "dpkg -s says thaw is no longer installed" \
+        sh -c "! dpkg --root='$root' -s thaw 2>/dev/null | grep -q '^Status: install ok installed'"
+check "no file of the package is left" sh -c \
+        "for f in \$(cat '$tmp/listed'); do [ -d '$root'\$f ] || [ ! -e '$root'\$f ] && [ ! -L '$root'\$f ] || { echo left \$f; exit 1; }; done"
+check "nothing but dpkg's database and log is left in the root" sh -c \
+        "left=\$(cd '$root' && find . -path ./var/lib/dpkg -prune -o -path ./var/log -prune -o ! -type d -print); [ -z \"\$left\" ] || { echo \"\$left\"; exit 1; }"
+check "the dracut module directory is gone" test ! -e "$root/usr/lib/dracut/modules.d/90thaw"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

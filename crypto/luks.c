@@ -251,6 +251,86 @@ int luks_activate_passphrase(const char *dev, const char *name, const struct sec
         return activate(dev, name, key, argon2_max_kib ? argon2_max_kib : 1, why, size);
 }
 
+/* The cheap keyslot that key opens, -EPERM if none (as luks_activate(), without activating). */
+static int cheap_slot_of(struct crypt_device *cd, const struct secret *key)
+{
+        int slots = crypt_keyslot_max(CRYPT_LUKS2);
+
+        for (int slot = 0; slot < slots; slot++) {
+                int r;
+
+                if (!slot_cheap(cd, slot))
+                        continue;
+                r = crypt_activate_by_passphrase(cd, NULL, slot, (const char *)key->data, key->len, 0);
+                if (r != -EPERM)
+                        return r < 0 ? r : slot;
+        }
+        return -EPERM;
+}
+
+/* 1 if a thaw token already names src. */
+static int has_token(struct crypt_device *cd, const struct keysrc *src)
+{
+        for (int t = 0; t < LUKS_TOKENS_MAX; t++) {
+                const char *json = NULL;
+                struct keysrc have;
+
+                if (crypt_token_json_get(cd, t, &json) < 0 || !json || luks_token_parse(json, &have) < 0)
+                        continue;
+                if (have.type == src->type && strcmp(have.arg, src->arg) == 0)
+                        return 1;
+        }
+        return 0;
+}
+
+static int enroll_one(struct crypt_device *cd, const struct secret *existing, const struct keysrc *src,
+                      const struct keysrc_enrollment *e)
+{
+        int slot, token, r;
+
+        if (!e->key || e->key->len == 0 || !e->token || strlen(e->token) >= LUKS_TOKEN_JSON_MAX)
+                return -EINVAL;
+        slot = cheap_slot_of(cd, e->key);
+        /* Enrolled before (setup run again): the slot and its token are there. */
+        if (slot >= 0 && has_token(cd, src))
+                return 0;
+        if (slot == -EPERM) {
+                if (!existing)
+                        return -ENOKEY;
+                /* existing is checked against every slot, the admin's own (argon2) ones included. */
+                slot = crypt_keyslot_add_by_passphrase(cd, CRYPT_ANY_SLOT, (const char *)existing->data,
+                                                       existing->len, (const char *)e->key->data,
+                                                       e->key->len);
+        }
+        if (slot < 0)
+                return slot;
+        token = crypt_token_json_set(cd, CRYPT_ANY_TOKEN, e->token);
+        if (token < 0)
+                return token;
+        r = crypt_token_assign_keyslot(cd, token, slot);
+        return r < 0 ? r : 0;
+}
+
+int luks_enroll_sources(const char *dev, const struct secret *existing, const struct keychain *srcs,
+                        const struct keysrc_enrollment *e)
+{
+        /* The same cheap PBKDF2 as luks_format(): the boot only tries such slots. */
+        struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
+        struct crypt_device *cd = NULL;
+        int r;
+
+        if (!srcs || !e || srcs->n == 0 || srcs->n > KEYCHAIN_MAX)
+                return -EINVAL;
+        r = luks_open(dev, 1, &cd);
+        if (r < 0)
+                return r;
+        r = crypt_set_pbkdf_type(cd, &pbkdf);
+        for (size_t i = 0; r >= 0 && i < srcs->n; i++)
+                r = enroll_one(cd, existing, &srcs->src[i], &e[i]);
+        crypt_free(cd);
+        return r < 0 ? r : 0;
+}
+
 int luks_check_key(const char *dev, const struct secret *key)
 {
         return luks_activate(dev, NULL, key);

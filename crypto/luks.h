@@ -85,6 +85,16 @@ int luks_activate_passphrase(const char *dev, const char *name, const struct sec
                              uint64_t argon2_max_kib, char *why, size_t size);
 /* Close /dev/mapper/name; if it is busy, deferred: the kernel removes it at its last close (0). */
 int luks_deactivate(const char *name);
+/*
+ * Make each enrollment e[i] (keysrc_enroll() of srcs->src[i]) unlock the existing LUKS2 container
+ * dev (a root file system's, say) and bind its token. A key that a cheap keyslot already takes
+ * keeps that slot (and an existing token naming the same source is not added again); any other
+ * gets a new PBKDF2 keyslot added with existing, a key that any of dev's keyslots takes (may be
+ * NULL if every key is enrolled). -EPERM: existing does not unlock dev; -ENOKEY: a key needs a
+ * slot and existing is NULL.
+ */
+int luks_enroll_sources(const char *dev, const struct secret *existing, const struct keychain *srcs,
+                        const struct keysrc_enrollment *e);
 /* Test key against dev's keyslots without activating anything (works without device-mapper). */
 int luks_check_key(const char *dev, const struct secret *key);
 /* 1 if the mapping name is active, 0 if not. */

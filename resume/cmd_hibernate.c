@@ -26,9 +26,9 @@ static void usage(FILE *f)
         fprintf(f, "Usage: thaw hibernate [--mode shutdown|platform|reboot] [--name NAME] [--root DIR]\n"
                    "                      [--image-size SIZE] [--reclaim] [--no-swapin] [--dry-run]\n\n"
                    "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
-                   "line name a device and a key, no noresume, no resume_offset), that /dev/mapper/NAME\n"
-                   "is active swap with room for the image and that hibernation is available, then\n"
-                   "hibernate to it.\n\n"
+                   "line name a device and a key, no noresume), that /dev/mapper/NAME is active swap\n"
+                   "(with resume_offset=: holds the active swap file that starts at that page) with\n"
+                   "room for the image and that hibernation is available, then hibernate to it.\n\n"
                    "  -m, --mode MODE  what to do after writing the image (default shutdown)\n"
                    "  -n, --name NAME  device-mapper name (default: rd.thaw.name=, name= in\n"
                    "                   thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
@@ -128,15 +128,16 @@ static void reclaim(const char *root)
 }
 
 static enum cmd_status hibernate(const char *root, const char *mode, const struct hibcheck *h,
-                                 const char *name)
+                                 const char *name, uint64_t offset)
 {
         int r;
 
-        log_msg(LOG_NOTICE, "hibernating to /dev/mapper/%s (%u:%u, mode %s): %" PRIu64 " MiB free swap, "
-                "about %" PRIu64 " MiB needed", name, h->maj, h->min, mode, h->free_kib / 1024,
+        log_msg(LOG_NOTICE, "hibernating to /dev/mapper/%s (%u:%u%s%s, offset %" PRIu64 ", mode %s): %"
+                PRIu64 " MiB free swap, about %" PRIu64 " MiB needed", name, h->maj, h->min,
+                *h->swapfile ? ", swap file " : "", h->swapfile, offset, mode, h->free_kib / 1024,
                 (h->needed_kib + 1023) / 1024);
         /* The next boot's thaw resume hands the same device over; this tells the kernel where to write. */
-        r = handoff_write(root, h->maj, h->min, 0);
+        r = handoff_write(root, h->maj, h->min, offset);
         if (r == 0)
                 r = util_write_text_at(root, "/sys/power/disk", mode);
         if (r < 0) {
@@ -233,7 +234,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         }
         if (do_reclaim)
                 reclaim(root);
-        st = hibernate(root, mode, &h, args.name);
+        st = hibernate(root, mode, &h, args.name, args.offset);
         if (st == CMD_OK && !no_swapin && strcmp(args.swapin, "off") != 0)
                 spawn_swapin(root, args.swapin, args.name);
         return st;

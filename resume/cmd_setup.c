@@ -2,11 +2,13 @@
 /* thaw setup: turn a device into LUKS2 encrypted swap that thaw resume can unlock unattended. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -15,11 +17,14 @@
 #include "devcheck.h"
 #include "dm.h"
 #include "imds_url.h"
+#include "fsdev.h"
 #include "keysrc.h"
 #include "log.h"
 #include "luks.h"
 #include "secret.h"
 #include "swap.h"
+#include "swapfile.h"
+#include "swsusp.h"
 #include "util.h"
 
 #define LUKS_LABEL_MAX 47   /* LUKS2 header label field is 48 bytes */
@@ -33,6 +38,9 @@ struct setup_opts {
         const char *label;
         const char *root;
         char allow_url[KEYSRC_ALLOW_MAX]; /* --allow-url, comma-joined */
+        const char *swapfile;   /* --swapfile: a file on a LUKS2 root instead of a device */
+        const char *unlock;     /* --unlock: sources of a key the root's container takes already */
+        uint64_t size;          /* --size, bytes */
         bool yes;
         bool format_only;
         bool integrity;
@@ -42,10 +50,18 @@ static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw setup --device DEV --key SRC[,SRC...] [--name NAME] [--label L] [--yes]\n"
                    "                  [--format-only] [--allow-url http://HOST[:PORT]]... [--integrity]\n"
+                   "                  [--root DIR]\n"
+                   "       thaw setup --swapfile PATH --size SIZE --key SRC[,SRC...] [--unlock CHAIN]\n"
                    "                  [--root DIR]\n\n"
                    "Format DEV as LUKS2 encrypted swap unlocked by the key sources SRC, open it, make\n"
                    "swap on it, write /etc/thaw/thaw.conf and print the kernel command line arguments\n"
-                   "to add. DESTROYS the data on DEV. Key sources:\n"
+                   "to add. DESTROYS the data on DEV.\n"
+                   "With --swapfile: create PATH (SIZE bytes, K/M/G suffixes) on a file system that sits\n"
+                   "directly on a LUKS2 mapping (an encrypted root), allocated in one run of blocks,\n"
+                   "make swap in it, compute resume_offset, add a keyslot and a token for each SRC to\n"
+                   "that LUKS2 container (unlocked with --unlock, a key it takes already, unless\n"
+                   "it takes the SRC keys already), write thaw.conf and print the kernel arguments.\n"
+                   "Key sources:\n"
                    "  fwcfg:NAME        QEMU fw_cfg blob NAME\n"
                    "  keyfile:PATH      a file\n"
                    "  smbios:NAME       credential NAME in an SMBIOS type 11 entry\n"
@@ -76,8 +92,60 @@ static void usage(FILE *f)
                    "  -i, --integrity   authenticated encryption (dm-integrity, hmac(sha256) per 4 KiB\n"
                    "                    sector): a changed image is an I/O error, never restored;\n"
                    "                    writes all of DEV once, and ~1%% of it holds the tags\n"
+                   "  -s, --swapfile PATH  make the swap file PATH on an encrypted root instead\n"
+                   "  -S, --size SIZE   size of the swap file (bytes; K, M, G: powers of 1024)\n"
+                   "  -u, --unlock CHAIN  sources of a key the root's container takes already (the\n"
+                   "                    first that unlocks it adds the keyslots)\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n");
+}
+
+/* "4096", "600M", "2G": bytes, rounded down to whole pages. */
+static int parse_size(const char *s, uint64_t *out)
+{
+        char digits[32];
+        size_t n = strspn(s, "0123456789");
+        unsigned shift = 0;
+        uint64_t v;
+        int r;
+
+        if (n == 0 || n >= sizeof(digits))
+                return -EINVAL;
+        memcpy(digits, s, n);
+        digits[n] = '\0';
+        if (s[n] && s[n + 1])
+                return -EINVAL;
+        switch (s[n]) {
+        case '\0': break;
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        default: return -EINVAL;
+        }
+        r = util_parse_u64(digits, (UINT64_MAX >> 1) >> shift, &v);
+        if (r < 0)
+                return r;
+        *out = (v << shift) / SWSUSP_PAGE * SWSUSP_PAGE;
+        return 0;
+}
+
+static enum cmd_status parse_swapfile(struct setup_opts *o, const char *size, bool extra)
+{
+        if (extra || o->device || o->label || o->format_only || !o->key || !size) {
+                log_msg(LOG_ERR, "setup --swapfile needs --size and --key, and takes no --device, --label, --format-only "
+                        "or other arguments");
+                return CMD_USAGE;
+        }
+        if (o->swapfile[0] != '/') {
+                log_msg(LOG_ERR, "--swapfile %s is not an absolute path", o->swapfile);
+                return CMD_USAGE;
+        }
+        if (parse_size(size, &o->size) < 0 || o->size < (uint64_t)SWAP_MIN_PAGES * SWSUSP_PAGE) {
+                log_msg(LOG_ERR, "--size %s is not a size of at least %d pages (bytes, or with K, M, G)",
+                        size, SWAP_MIN_PAGES);
+                return CMD_USAGE;
+        }
+        return CMD_FAILED; /* meaning: go on */
 }
 
 static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
@@ -91,15 +159,22 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 { "format-only", no_argument, NULL, 'F' },
                 { "allow-url", required_argument, NULL, 'a' },
                 { "integrity", no_argument, NULL, 'i' },
+                { "swapfile", required_argument, NULL, 's' },
+                { "size", required_argument, NULL, 'S' },
+                { "unlock", required_argument, NULL, 'u' },
                 { "root", required_argument, NULL, 'r' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
+        const char *size = NULL;
         int c;
 
-        while ((c = getopt_long(argc, argv, "d:k:n:l:yih", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "d:k:n:l:yis:S:u:h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'd': o->device = optarg; break;
+                case 's': o->swapfile = optarg; break;
+                case 'S': size = optarg; break;
+                case 'u': o->unlock = optarg; break;
                 case 'k': o->key = optarg; break;
                 case 'n': o->name = optarg; break;
                 case 'l': o->label = optarg; break;
@@ -118,7 +193,9 @@ static enum cmd_status parse(int argc, char **argv, struct setup_opts *o)
                 default: usage(stderr); return CMD_USAGE;
                 }
         }
-        if (optind < argc || !o->device || !o->key) {
+        if (o->swapfile)
+                return parse_swapfile(o, size, optind < argc);
+        if (optind < argc || !o->device || !o->key || size || o->unlock) {
                 log_msg(LOG_ERR, "setup needs --device and --key (and no other arguments)");
                 return CMD_USAGE;
         }
@@ -194,23 +271,27 @@ static int enroll_keys(const struct setup_opts *o, const struct keychain *chain,
                         if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
                                 name[0] = '\0';
                         log_msg(LOG_ERR, "cannot read the key from %s (%s): nothing written to %s", name,
-                                detail[0] ? detail : r == -ENOENT ? "not found" : strerror(-r), o->device);
+                                detail[0] ? detail : r == -ENOENT ? "not found" : strerror(-r),
+                                o->device ? o->device : o->swapfile);
                         return r;
                 }
         }
         return 0;
 }
 
-static int write_conf(const struct setup_opts *o, const char *uuid, const char *chain)
+/* offset: resume_offset= of a swap file, 0 for a swap device (then not written). */
+static int write_conf(const struct setup_opts *o, const char *uuid, const char *chain, uint64_t offset)
 {
-        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + KEYSRC_ALLOW_MAX + 512];
+        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + KEYSRC_ALLOW_MAX + 512], off[48] = "";
         int r, n;
 
+        if (offset)
+                snprintf(off, sizeof(off), "offset=%" PRIu64 "\n", offset);
         n = snprintf(text, sizeof(text),
                      "# thaw.conf: written by thaw setup. rd.thaw.* kernel arguments override these.\n"
-                     "device=UUID=%s\nkey=%s\nname=%s\n%s%s%s", uuid, chain, o->name,
+                     "device=UUID=%s\nkey=%s\nname=%s\n%s%s%s%s", uuid, chain, o->name,
                      *o->allow_url ? "# imds:URL sources may name these origins (no kernel argument can)\nallow-url=" : "",
-                     o->allow_url, *o->allow_url ? "\n" : "");
+                     o->allow_url, *o->allow_url ? "\n" : "", off);
         if (n < 0 || (size_t)n >= sizeof(text))
                 return -ENAMETOOLONG;
         r = util_path(path, sizeof(path), o->root, ARGS_CONF_PATH);
@@ -288,6 +369,167 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
         return 0;
 }
 
+/* The LUKS2 container under the file system that will hold the swap file, its UUID and mapping. */
+static int find_container(const struct setup_opts *o, struct fsdev *fs, char *backing, size_t bsize,
+                          char *uuid, size_t usize)
+{
+        char dir[PATH_MAX], *slash;
+        struct stat st;
+        int r;
+
+        if (util_copy(dir, sizeof(dir), o->swapfile) < 0)
+                return -ENAMETOOLONG;
+        slash = strrchr(dir, '/');
+        slash[slash == dir] = '\0'; /* "/swapfile" -> "/" */
+        if (stat(dir, &st) < 0) {
+                r = -errno;
+                log_msg(LOG_ERR, "cannot look at %s (%s): nothing written", dir, strerror(-r));
+                return r;
+        }
+        r = fsdev_crypt(o->root, major(st.st_dev), minor(st.st_dev), fs);
+        if (r < 0) {
+                log_msg(LOG_ERR, "%s is not on a file system that sits directly on a LUKS2 mapping "
+                        "(device %u:%u: %s): thaw can only resume a swap file from such an encrypted root; "
+                        "nothing written", dir, major(st.st_dev), minor(st.st_dev),
+                        r == -ENODEV ? "not a device-mapper device" :
+                        r == -EMEDIUMTYPE ? "a mapping, but not LUKS2 (LVM, plain dm-crypt?)" :
+                        r == -EXDEV ? "not over exactly one device" : strerror(-r));
+                return r;
+        }
+        r = util_path(backing, bsize, o->root, fs->backing);
+        if (r == 0)
+                r = luks_uuid(backing, uuid, usize);
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot read the LUKS2 header of %s under /dev/mapper/%s (%s): nothing "
+                        "written", fs->backing, fs->name, strerror(-r));
+        return r;
+}
+
+/* Create the file, make it swap, and find its first page: refused (and removed) unless one run. */
+static int make_swapfile(const struct setup_opts *o, uint64_t *offset)
+{
+        struct swapfile_layout l;
+        char swap_uuid[37];
+        int r;
+
+        r = swapfile_create(o->swapfile, o->size);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot create %s with %" PRIu64 " bytes allocated (%s)%s", o->swapfile,
+                        o->size, strerror(-r), r == -EEXIST ? ": it exists; remove it (swapoff first) "
+                        "or choose another path" : "");
+                return r;
+        }
+        r = swap_write_header(o->swapfile, NULL, swap_uuid, sizeof(swap_uuid));
+        if (r == 0)
+                r = swapfile_layout(o->swapfile, &l);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot make swap in %s (%s): removed it", o->swapfile, strerror(-r));
+                unlink(o->swapfile);
+                return r;
+        }
+        /* The image's header page must be where resume_offset= says, and stay there. */
+        if (*l.why) {
+                log_msg(LOG_ERR, "refusing %s as a hibernation swap file: %s; removed it (free space "
+                        "in one piece, e.g. a smaller --size or after e4defrag, then try again)",
+                        o->swapfile, l.why);
+                unlink(o->swapfile);
+                return -EFBIG;
+        }
+        *offset = l.physical / SWSUSP_PAGE;
+        log_msg(LOG_INFO, "%s: %" PRIu64 " MiB of swap (UUID %s) in one run of blocks from page %" PRIu64,
+                o->swapfile, o->size >> 20, swap_uuid, *offset);
+        return 0;
+}
+
+/*
+ * Enroll the keys with the first --unlock source whose key the container takes (as thaw enroll's
+ * --unlock). Sources that cannot be read are skipped; -EPERM if none unlocks it.
+ */
+static int enroll_with_unlock(const struct setup_opts *o, const char *backing, const struct keychain *chain,
+                              const struct keysrc_enrollment *e)
+{
+        struct keychain c;
+        int r;
+
+        if (!o->unlock)
+                return luks_enroll_sources(backing, NULL, chain, e);
+        if (keychain_parse(o->unlock, &c) < 0)
+                return -EINVAL;
+        r = -EPERM;
+        for (size_t i = 0; i < c.n && (r == -EPERM || r == -ENOKEY); i++) {
+                struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + FETCH_WAIT_MS };
+                struct secret *unlock = NULL;
+
+                if (keysrc_fetch(&c.src[i], &kc, &unlock) < 0)
+                        continue;
+                r = luks_enroll_sources(backing, unlock, chain, e);
+                secret_free(unlock);
+        }
+        return r;
+}
+
+/* thaw setup --swapfile: a swap file on an encrypted root, resumed by unlocking the root's container. */
+static enum cmd_status setup_swapfile(struct setup_opts *o)
+{
+        struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
+        char backing[PATH_MAX], uuid[64], spec[KEYCHAIN_SPEC_MAX];
+        struct keychain chain, unlock;
+        struct fsdev fs;
+        uint64_t offset = 0;
+        int r;
+
+        r = keychain_parse(o->key, &chain);
+        if (r == 0)
+                r = keychain_format(&chain, spec, sizeof(spec));
+        if (r < 0) {
+                log_msg(LOG_ERR, "--key %s is not a key source chain", o->key);
+                return CMD_USAGE;
+        }
+        if (o->unlock && keychain_parse(o->unlock, &unlock) < 0) {
+                log_msg(LOG_ERR, "--unlock %s is not a key source chain", o->unlock);
+                return CMD_USAGE;
+        }
+        r = find_container(o, &fs, backing, sizeof(backing), uuid, sizeof(uuid));
+        if (r == 0) {
+                r = conf_dir_ready(o);
+                if (r < 0)
+                        log_msg(LOG_ERR, "cannot write %s (%s): nothing written", ARGS_CONF_PATH,
+                                strerror(-r));
+        }
+        if (r == 0)
+                r = enroll_keys(o, &chain, e);
+        if (r == 0)
+                r = make_swapfile(o, &offset);
+        if (r < 0)
+                goto out;
+        /* The boot opens the root container under the name this system gives it (see thaw.conf(5)). */
+        o->name = fs.name;
+        r = enroll_with_unlock(o, backing, &chain, e);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot enroll the keys in %s, the LUKS2 container of /dev/mapper/%s (%s); "
+                        "removed %s", fs.backing, fs.name, r == -ENOKEY ? "a key does not unlock it yet: "
+                        "give --unlock with a key it takes" : r == -EPERM ? "no --unlock source "
+                        "unlocks it" : strerror(-r), o->swapfile);
+                unlink(o->swapfile);
+                goto out;
+        }
+        r = write_conf(o, uuid, spec, offset);
+        if (r < 0) {
+                log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
+                goto out;
+        }
+        log_msg(LOG_INFO, "keys enrolled in %s (UUID %s, open as /dev/mapper/%s); wrote %s; activate "
+                "the swap with swapon %s; add to the kernel command line:", fs.backing, uuid, fs.name,
+                ARGS_CONF_PATH, o->swapfile);
+        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s rd.thaw.name=%s resume_offset=%" PRIu64 "\n", uuid,
+               spec, fs.name, offset);
+out:
+        /* Every path, success included, wipes every key we fetched. */
+        for (size_t i = 0; i < KEYCHAIN_MAX; i++)
+                keysrc_enrollment_free(&e[i]);
+        return r < 0 ? CMD_FAILED : CMD_OK;
+}
+
 enum cmd_status cmd_setup(int argc, char **argv)
 {
         struct setup_opts o = { .name = ARGS_NAME_DEFAULT, .root = "" };
@@ -301,6 +543,8 @@ enum cmd_status cmd_setup(int argc, char **argv)
         st = parse(argc, argv, &o);
         if (st != CMD_FAILED)
                 return st;
+        if (o.swapfile)
+                return setup_swapfile(&o);
         r = keychain_parse(o.key, &chain);
         if (r == 0)
                 r = imds_allow_urls(o.allow_url);
@@ -335,7 +579,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
         r = format_and_open(&o, &chain, e, uuid, sizeof(uuid));
         if (r < 0)
                 goto out;
-        r = write_conf(&o, uuid, spec);
+        r = write_conf(&o, uuid, spec, 0);
         if (r < 0) {
                 log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
                 goto out;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "power.h"
+#include "swapfile.h"
 
 __attribute__((format(printf, 2, 3)))
 static void problem(struct hibcheck *h, const char *fmt, ...)
@@ -24,7 +25,7 @@ static void problem(struct hibcheck *h, const char *fmt, ...)
                 strcpy(h->problems + used, "\n");
 }
 
-static int check_swap(const char *root, const char *name, struct hibcheck *h)
+static int check_swap(const char *root, const char *name, uint64_t offset, struct hibcheck *h)
 {
         char path[DM_MAPPER_PATH_MAX];
         struct power_swap sw;
@@ -46,8 +47,17 @@ static int check_swap(const char *root, const char *name, struct hibcheck *h)
                 problem(h, "%s is not a usable device-mapper name", name);
                 return 1;
         }
-        r = power_swap_find(root, h->kname, path, &sw);
-        if (r < 0) {
+        if (offset != 0) {
+                /* A swap file on the file system in the mapping, at the page resume_offset= names. */
+                r = swapfile_find_active(root, h->maj, h->min, offset, h->swapfile, sizeof(h->swapfile),
+                                         &sw);
+                if (r < 0) {
+                        problem(h, "no active swap file on %s starts at resume_offset=%" PRIu64 ": swapon "
+                                "the file thaw setup --swapfile made (if it was moved or made again, run "
+                                "thaw setup --swapfile again for the new offset)", path, offset);
+                        return 1;
+                }
+        } else if (power_swap_find(root, h->kname, path, &sw) < 0) {
                 problem(h, "%s is not active swap: run swapon %s", path, path);
                 return 1;
         }
@@ -92,12 +102,6 @@ static int check_config(const struct thaw_args *a, struct hibcheck *h)
                         "command line (thaw setup prints it)", ARGS_CONF_PATH);
                 failed++;
         }
-        if (a->offset != 0) {
-                problem(h, "resume_offset=%" PRIu64 " is configured, but thaw hibernates to the start of "
-                        "/dev/mapper/%s (swap files are not supported yet): remove resume_offset= from "
-                        "the kernel command line and offset= from %s", a->offset, a->name, ARGS_CONF_PATH);
-                failed++;
-        }
         return failed;
 }
 
@@ -108,7 +112,7 @@ int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, 
         int failed, r;
 
         failed = check_config(a, &h);
-        failed += check_swap(root, a->name, &h);
+        failed += check_swap(root, a->name, a->offset, &h);
         r = power_hibernation_available(root, why, sizeof(why));
         if (r == 0)
                 problem(&h, "hibernation is not available: %s", why);

@@ -12,6 +12,7 @@
 #include <syslog.h>
 
 #include "clock.h"
+#include "devcheck.h"
 #include "devspec.h"
 #include "dm.h"
 #include "handoff.h"
@@ -319,10 +320,35 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
         return r;
 }
 
+/*
+ * 1 if the mapping holds a file system with the swap file in it (resume_offset= and a file system
+ * signature, not a swap or image one, at the start): an encrypted root, which the boot mounts.
+ */
+static int holds_file_system(const struct resume_ctx *c)
+{
+        char rel[DM_MAPPER_PATH_MAX], path[PATH_MAX], type[64];
+
+        if (c->args->offset == 0 || dm_mapper_path(c->args->name, rel, sizeof(rel)) < 0 ||
+            util_path(path, sizeof(path), c->root, rel) < 0 || devcheck_signature(path, type, sizeof(type)) != 1)
+                return 0;
+        return strcmp(type, "swap") != 0 && strcmp(type, "swsuspend") != 0;
+}
+
 /* Close the mapping so the real system cannot swapon it and destroy the image. */
 static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
 {
-        int r = c->ops->deactivate(c->args->name);
+        int r;
+
+        /*
+         * A swap file on an encrypted root: closing the root's mapping would stop the boot, and
+         * would not protect the image anyway (swapon(8) reinitialises a swap file that holds one).
+         */
+        if (holds_file_system(c)) {
+                snprintf(note, size, "mapping left open for the file system on it (activating the swap "
+                         "file would destroy the image)");
+                return 0;
+        }
+        r = c->ops->deactivate(c->args->name);
 
         if (r < 0)
                 snprintf(note, size, "closing the mapping failed (%s): do not use it as swap",
@@ -452,7 +478,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "cannot find the device number of %s (%s): %s to keep the image",
+                SAY(c, LOG_WARNING, "cannot find the device number of %s (%s): image kept, %s",
                     shown, strerror(-r), note);
                 return RESUME_NO_MAPPING;
         }
@@ -471,8 +497,8 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         }
         /* Image still marked (or unreadable): it can still be resumed, so keep it from swapon. */
         close_mapping(c, note, sizeof(note));
-        SAY(c, LOG_WARNING, "kernel did not look at the image on %s (hibernation unavailable?): %s to "
-            "keep the image", shown, note);
+        SAY(c, LOG_WARNING, "kernel did not look at the image on %s (hibernation unavailable?): image "
+            "kept, %s", shown, note);
         return RESUME_KEPT;
 }
 

@@ -44,7 +44,8 @@ expect "noresume on the command line: refused" 1 "noresume is on the kernel comm
         "root=/dev/vda noresume"
 expect "nohibernate: refused" 1 "nohibernate is on the kernel command line" "root=/dev/vda nohibernate"
 expect "rd.thaw=0: refused" 1 "rd.thaw=0 is on the kernel command line" "root=/dev/vda rd.thaw=0"
-expect "a non-zero resume_offset: refused" 1 "resume_offset=8 is configured" "root=/dev/vda resume_offset=8"
+expect "resume_offset= without an active swap file there: refused" 1 \
+        "no active swap file on /dev/mapper/thaw-swap starts at resume_offset=8" "root=/dev/vda resume_offset=8"
 expect "refusals end with one summary" 1 "not hibernating: the next boot could not resume" \
         "root=/dev/vda resume_offset=8"
 expect "rd.thaw.name= picks the mapping" 1 "/dev/mapper/other is not active" "rd.thaw.name=other"

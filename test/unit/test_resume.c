@@ -141,6 +141,14 @@ static int fake_activate(const char *dev, const char *name, const struct secret 
         return 0;
 }
 
+static void unlink_mapper(void)
+{
+        char path[PATH_MAX];
+
+        ft_abs(path, sizeof(path), "/dev/mapper/thaw-swap");
+        unlink(path);
+}
+
 static int fake_deactivate(const char *name)
 {
         char path[PATH_MAX], rel[256];
@@ -546,6 +554,67 @@ static void test_foreign_header(void **state)
         assert_int_equal(fx.deactivations, 1);
 }
 
+/* An ext4 superblock (magic only: libblkid calls it ext2) on page 0 of the mapping. */
+static void write_fs_page0(void)
+{
+        char path[PATH_MAX];
+        uint8_t magic[2] = { 0x53, 0xef };
+        int fd;
+
+        ft_abs(path, sizeof(path), "/dev/mapper/thaw-swap");
+        fd = open(path, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, magic, 2, 1024 + 56), 2);
+        close(fd);
+}
+
+static int activate_root(const char *dev, const char *name, const struct secret *key)
+{
+        int r = fake_activate(dev, name, key);
+
+        if (r == 0)
+                write_fs_page0();
+        return r;
+}
+
+/*
+ * A swap file on an encrypted root (resume_offset= and a file system on the mapping): whatever
+ * happens to the image, the mapping stays open, because the boot mounts the root from it.
+ */
+static void test_root_container_stays_open(void **state)
+{
+        struct resume_ops ops = fake_ops;
+
+        (void)state;
+        ops.activate = activate_root;
+        fx.header = HDR_IMAGE;
+        fx.header_at = 40;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good resume_offset=40",
+                             &ops), RESUME_KEPT);
+        assert_true(said("resuming from /dev/mapper/thaw-swap (253:0, offset 40)"));
+        assert_string_equal(ft_read("/sys/power/resume_offset"), "40\n");
+        assert_non_null(strstr(last(), "image kept, mapping left open for the file system on it"));
+        assert_int_equal(fx.deactivations, 0);
+        assert_true(ft_exists("/dev/mapper/thaw-swap"));
+
+        /* No swap signature at the offset (the file was replaced): still open. */
+        fx.said = 0;
+        fx.header = HDR_OTHER;
+        unlink_mapper();
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good resume_offset=40",
+                             &ops), RESUME_FOREIGN);
+        assert_non_null(strstr(last(), "mapping left open for the file system on it"));
+        assert_int_equal(fx.deactivations, 0);
+
+        /* The swap file as it should be: no image, swap ready, open. */
+        fx.said = 0;
+        fx.header = HDR_SWAP;
+        unlink_mapper();
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good resume_offset=40",
+                             &ops), RESUME_NO_IMAGE);
+        assert_int_equal(fx.deactivations, 0);
+}
+
 /* A stale resume_offset= points past an image at page 0: the image is kept, the mapping closed. */
 static void test_offsets_disagree(void **state)
 {
@@ -580,7 +649,7 @@ static void test_image_kernel_ignores(void **state)
         assert_string_equal(ft_read("/sys/power/resume_offset"), "0\n");
         assert_string_equal(ft_read("/sys/power/resume"), "253:0\n");
         assert_string_equal(last(), "kernel did not look at the image on /dev/mapper/thaw-swap (hibernation "
-                                    "unavailable?): mapping closed to keep the image");
+                                    "unavailable?): image kept, mapping closed");
         assert_int_equal(fx.deactivations, 1);
 }
 
@@ -846,6 +915,7 @@ int main(void)
                 T(test_activation_error_stops_chain),
                 T(test_chain_no_image),
                 T(test_foreign_header),
+                T(test_root_container_stays_open),
                 T(test_offsets_disagree),
                 T(test_image_kernel_ignores),
                 T(test_image_hibernation_unavailable),

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Swap files for hibernation: created without holes, checked to be one run of blocks (FIEMAP). */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "power.h"
+
+struct swapfile_layout {
+        uint64_t size;          /* bytes */
+        uint64_t physical;      /* byte offset of the file's first block on the file system's device */
+        unsigned runs;          /* physically contiguous runs of blocks (1: one extent) */
+        char why[128];          /* when the layout cannot hold an image: why not */
+};
+
+/* Create path (it must not exist), mode 0600, with size bytes allocated (fallocate), and sync it. */
+int swapfile_create(const char *path, uint64_t size);
+
+/*
+ * The layout of path through FIEMAP (after syncing it). Returns 0 and fills out; out->why is ""
+ * if the file is one run of allocated, page-aligned blocks with no hole (what thaw needs: the
+ * header page at a fixed offset of the device, and nothing the file system could move or
+ * leave unallocated), else says what is wrong (holes, fragments, inline or shared data).
+ */
+int swapfile_layout(const char *path, struct swapfile_layout *out);
+
+/*
+ * The active swap file (ROOT/proc/swaps, type "file") on the device maj:min whose first block is
+ * page offset of that device: its path (as /proc/swaps names it) and usage. -ENOENT if none.
+ */
+int swapfile_find_active(const char *root, unsigned maj, unsigned min, uint64_t offset, char *path,
+                         size_t psize, struct power_swap *out);

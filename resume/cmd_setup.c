@@ -57,7 +57,7 @@ static void usage(FILE *f)
                    "swap on it, write /etc/thaw/thaw.conf and print the kernel command line arguments\n"
                    "to add. DESTROYS the data on DEV.\n"
                    "With --swapfile: create PATH (SIZE bytes, K/M/G suffixes) on a file system that sits\n"
-                   "directly on a LUKS2 mapping (an encrypted root), allocated in one run of blocks,\n"
+                   "directly on a LUKS2 mapping (an encrypted root), allocated without holes (FIEMAP),\n"
                    "make swap in it, compute resume_offset, add a keyslot and a token for each SRC to\n"
                    "that LUKS2 container (unlocked with --unlock, a key it takes already, unless\n"
                    "it takes the SRC keys already), write thaw.conf and print the kernel arguments.\n"
@@ -405,7 +405,7 @@ static int find_container(const struct setup_opts *o, struct fsdev *fs, char *ba
         return r;
 }
 
-/* Create the file, make it swap, and find its first page: refused (and removed) unless one run. */
+/* Create the file, make it swap, and find its first page: refused (and removed) with holes. */
 static int make_swapfile(const struct setup_opts *o, uint64_t *offset)
 {
         struct swapfile_layout l;
@@ -429,15 +429,15 @@ static int make_swapfile(const struct setup_opts *o, uint64_t *offset)
         }
         /* The image's header page must be where resume_offset= says, and stay there. */
         if (*l.why) {
-                log_msg(LOG_ERR, "refusing %s as a hibernation swap file: %s; removed it (free space "
-                        "in one piece, e.g. a smaller --size or after e4defrag, then try again)",
-                        o->swapfile, l.why);
+                log_msg(LOG_ERR, "refusing %s as a hibernation swap file: %s; removed it (the kernel "
+                        "cannot swap to it either)", o->swapfile, l.why);
                 unlink(o->swapfile);
                 return -EFBIG;
         }
         *offset = l.physical / SWSUSP_PAGE;
-        log_msg(LOG_INFO, "%s: %" PRIu64 " MiB of swap (UUID %s) in one run of blocks from page %" PRIu64,
-                o->swapfile, o->size >> 20, swap_uuid, *offset);
+        log_msg(LOG_INFO, "%s: %" PRIu64 " MiB of swap (UUID %s), allocated without holes in %u "
+                "piece(s), header at page %" PRIu64 " of the device", o->swapfile, o->size >> 20, swap_uuid,
+                l.runs, *offset);
         return 0;
 }
 

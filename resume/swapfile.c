@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Swap files for hibernation: created without holes, checked to be one run of blocks (FIEMAP). */
+/* Swap files for hibernation: created without holes, their blocks checked through FIEMAP. */
 #include "swapfile.h"
 
 #include <errno.h>
@@ -58,6 +58,12 @@ static int fold(struct swapfile_layout *l, struct walk *w, const struct fiemap_e
                          (unsigned long long)e->fe_logical, e->fe_flags);
                 return 1;
         }
+        /* The kernel maps swap in whole pages; so does thaw's reader of the image's block numbers. */
+        if (e->fe_physical % SWSUSP_PAGE != 0 || e->fe_length % SWSUSP_PAGE != 0) {
+                snprintf(l->why, sizeof(l->why), "extent at byte %llu is not page-aligned on the device "
+                         "(a file system block size below 4096?)", (unsigned long long)e->fe_logical);
+                return 1;
+        }
         if (e->fe_logical != w->next_logical) {
                 snprintf(l->why, sizeof(l->why), "the file has a hole at byte %llu",
                          (unsigned long long)w->next_logical);
@@ -106,12 +112,6 @@ static int walk_extents(int fd, struct swapfile_layout *l)
         if (w.extents == 0 || w.next_logical < l->size)
                 snprintf(l->why, sizeof(l->why), "the file has a hole at byte %llu",
                          (unsigned long long)w.next_logical);
-        else if (l->runs != 1)
-                snprintf(l->why, sizeof(l->why), "the file is in %u separate runs of blocks, not one "
-                         "(a fragmented file system)", l->runs);
-        else if (l->physical % SWSUSP_PAGE != 0)
-                snprintf(l->why, sizeof(l->why), "the file does not start on a page boundary of the "
-                         "device (byte %llu)", (unsigned long long)l->physical);
         return 0;
 }
 

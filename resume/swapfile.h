@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Swap files for hibernation: created without holes, checked to be one run of blocks (FIEMAP). */
+/* Swap files for hibernation: created without holes, their blocks checked through FIEMAP. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -9,7 +9,7 @@
 struct swapfile_layout {
         uint64_t size;          /* bytes */
         uint64_t physical;      /* byte offset of the file's first block on the file system's device */
-        unsigned runs;          /* physically contiguous runs of blocks (1: one extent) */
+        unsigned runs;          /* physically contiguous pieces (1: in one run of blocks) */
         char why[128];          /* when the layout cannot hold an image: why not */
 };
 
@@ -18,9 +18,11 @@ int swapfile_create(const char *path, uint64_t size);
 
 /*
  * The layout of path through FIEMAP (after syncing it). Returns 0 and fills out; out->why is ""
- * if the file is one run of allocated, page-aligned blocks with no hole (what thaw needs: the
- * header page at a fixed offset of the device, and nothing the file system could move or
- * leave unallocated), else says what is wrong (holes, fragments, inline or shared data).
+ * if every byte of the file lies in allocated, page-aligned extents of plain device blocks (no
+ * hole, nothing inline, shared, encoded or delayed), else says what is wrong. The extents need not
+ * be contiguous: the kernel maps each one, and the image lists device blocks, not file offsets.
+ * (ext4 cannot keep a file larger than ~128 MiB in one run: its block groups start with backup
+ * superblocks.) runs counts the contiguous pieces, for the record.
  */
 int swapfile_layout(const char *path, struct swapfile_layout *out);
 

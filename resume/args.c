@@ -277,3 +277,49 @@ int args_parse_conf(const char *text, struct thaw_args *a, char *bad, size_t bad
         }
         return count;
 }
+
+/* Append " param=value" (quoted if value has a space) to buf at *used. */
+static int append(char *buf, size_t size, size_t *used, const char *param, const char *value)
+{
+        const char *q = strpbrk(value, " \t") ? "\"" : "";
+        int n = snprintf(buf + *used, size - *used, "%s%s=%s%s%s", *used ? " " : "", param, q, value, q);
+
+        if (n < 0 || (size_t)n >= size - *used)
+                return -ENAMETOOLONG;
+        *used += (size_t)n;
+        return 0;
+}
+
+int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size)
+{
+        char num[24];
+        size_t used = 0;
+        int r = 0;
+
+        if (size == 0)
+                return -ENAMETOOLONG;
+        buf[0] = '\0';
+        if (a->disabled)
+                r = append(buf, size, &used, "rd.thaw", "0");
+        if (r == 0 && *a->device)
+                r = append(buf, size, &used, "rd.thaw.device", a->device);
+        if (r == 0 && *a->key)
+                r = append(buf, size, &used, "rd.thaw.key", a->key);
+        if (r == 0 && strcmp(a->name, ARGS_NAME_DEFAULT) != 0)
+                r = append(buf, size, &used, "rd.thaw.name", a->name);
+        if (r == 0 && a->timeout_s != ARGS_TIMEOUT_DEFAULT) {
+                snprintf(num, sizeof(num), "%u", a->timeout_s);
+                r = append(buf, size, &used, "rd.thaw.timeout", num);
+        }
+        if (r == 0 && a->mismatch_discard)
+                r = append(buf, size, &used, "rd.thaw.mismatch", "discard");
+        if (r == 0 && a->verify)
+                r = append(buf, size, &used, "rd.thaw.verify", "1");
+        if (r == 0 && a->offset) {
+                snprintf(num, sizeof(num), "%llu", (unsigned long long)a->offset);
+                r = append(buf, size, &used, "resume_offset", num);
+        }
+        if (r < 0)
+                buf[0] = '\0';
+        return r;
+}

@@ -57,3 +57,10 @@ int args_parse_conf(const char *text, struct thaw_args *a, char *bad, size_t bad
 
 /* 1 if name is usable as a device-mapper name. */
 int args_name_valid(const char *name);
+
+/*
+ * The settings of a that differ from args_init()'s, as kernel arguments ("rd.thaw.device=UUID=…
+ * rd.thaw.key=… resume_offset=…"), values with spaces in double quotes; what a host-only initramfs
+ * stores. -ENAMETOOLONG if buf is too small.
+ */
+int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size);

@@ -17,3 +17,4 @@ enum cmd_status cmd_doctor(int argc, char **argv);
 enum cmd_status cmd_inspect(int argc, char **argv);
 enum cmd_status cmd_status(int argc, char **argv);
 enum cmd_status cmd_swapin(int argc, char **argv);
+enum cmd_status cmd_config(int argc, char **argv);

@@ -2,12 +2,14 @@
 /* The decisions of `thaw resume`: unlock the swap device, hand an image to the kernel, or step aside. */
 #include "resume.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
@@ -29,6 +31,8 @@
 #define POLL_MS 200           /* device and mapping polling interval */
 #define MAPPING_GRACE_MS 2000 /* the mapping node may lag the activation */
 #define REASONS_MAX 2048
+#define CMDLINE_D "/etc/cmdline.d"
+#define CMDLINE_D_MAX 64      /* files read from it */
 
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
@@ -89,6 +93,42 @@ static void note_device(const struct resume_ctx *c, const char *device)
         snprintf(cap->state.device, sizeof(cap->state.device), "%s", device);
 }
 
+static int conf_file(const struct dirent *de)
+{
+        size_t n = strlen(de->d_name);
+
+        return de->d_name[0] != '.' && n > 5 && strcmp(de->d_name + n - 5, ".conf") == 0;
+}
+
+/*
+ * The arguments a host-only initramfs stores (dracut's /etc/cmdline.d/ *.conf, in name order), as
+ * dracut's own getcmdline reads them: after thaw.conf, before /proc/cmdline.
+ */
+static void load_cmdline_d(const char *root, struct thaw_args *out, resume_say_fn fn, void *userdata)
+{
+        char dir[PATH_MAX], rel[PATH_MAX], text[ARGS_CMDLINE_MAX], bad[ARGS_TOKEN_MAX];
+        struct dirent **names = NULL;
+        int n, r;
+
+        if (util_path(dir, sizeof(dir), root, CMDLINE_D) < 0)
+                return;
+        n = scandir(dir, &names, conf_file, alphasort);
+        for (int i = 0; i < n; i++) {
+                if (i < CMDLINE_D_MAX &&
+                    snprintf(rel, sizeof(rel), "%s/%s", CMDLINE_D, names[i]->d_name) < (int)sizeof(rel)) {
+                        r = util_read_text_at(root, rel, text, sizeof(text));
+                        if (r < 0)
+                                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): skipped", rel,
+                                    strerror(-r));
+                        else if ((r = args_parse_cmdline(text, out, bad, sizeof(bad))) > 0)
+                                say(fn, userdata, LOG_WARNING, "ignoring %d bad argument(s) in %s, the "
+                                    "first: \"%s\"", r, rel, bad);
+                }
+                free(names[i]);
+        }
+        free(names);
+}
+
 int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn fn,
                      void *userdata)
 {
@@ -108,6 +148,7 @@ int resume_load_args(const char *root, const char *cmdline, struct thaw_args *ou
                     ARGS_CONF_PATH, strerror(-r));
         }
         if (!cmdline) {
+                load_cmdline_d(root, out, fn, userdata);
                 r = util_read_text_at(root, "/proc/cmdline", text, ARGS_CMDLINE_MAX);
                 if (r < 0) {
                         say(fn, userdata, LOG_WARNING, "cannot read /proc/cmdline (%s): using %s only",

@@ -58,8 +58,9 @@ struct resume_ctx {
 };
 
 /*
- * Settings from ROOT/etc/thaw/thaw.conf, then the kernel command line (cmdline, or
- * ROOT/proc/cmdline if NULL), which wins. Unreadable or bad input is reported through say and
+ * Settings from ROOT/etc/thaw/thaw.conf, then the kernel command line (cmdline, or if NULL:
+ * the arguments a host-only initramfs stores in ROOT/etc/cmdline.d/ *.conf, then ROOT/proc/cmdline),
+ * the later winning. Unreadable or bad input is reported through say and
  * skipped: the boot must go on. Always returns 0.
  */
 int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn say,

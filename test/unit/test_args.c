@@ -353,6 +353,63 @@ static void test_load_args_from_root(void **state)
         assert_int_equal(s.n, 1);
 }
 
+/* A host-only initramfs's stored arguments: after thaw.conf, before /proc/cmdline. */
+static void test_load_args_cmdline_d(void **state)
+{
+        struct said s = { 0 };
+        struct thaw_args a;
+
+        (void)state;
+        ft_puts("/etc/thaw/thaw.conf", "device=UUID=conf\nname=fromconf\ntimeout=5\n");
+        ft_puts("/etc/cmdline.d/90thaw.conf", "rd.thaw.device=UUID=stored rd.thaw.key=fwcfg:k "
+                                              "rd.thaw.name=stored resume_offset=34816\n");
+        ft_puts("/etc/cmdline.d/10other.conf", "rd.thaw.timeout=7 rd.thaw.bogus=1\n");
+        ft_puts("/etc/cmdline.d/ignored.txt", "rd.thaw.device=UUID=txt\n");
+        ft_puts("/proc/cmdline", "root=/dev/vda rd.thaw.name=fromcmdline\n");
+        assert_int_equal(resume_load_args(ft_root, NULL, &a, record, &s), 0);
+        assert_string_equal(a.device, "UUID=stored");
+        assert_string_equal(a.key, "fwcfg:k");
+        assert_string_equal(a.name, "fromcmdline");
+        assert_int_equal(a.timeout_s, 7);
+        assert_int_equal(a.offset, 34816);
+        assert_int_equal(s.n, 1);
+        assert_non_null(strstr(s.lines[0], "/etc/cmdline.d/10other.conf"));
+
+        /* --cmdline replaces both. */
+        assert_int_equal(resume_load_args(ft_root, "rd.thaw.key=keyfile:/k", &a, record, &s), 0);
+        assert_string_equal(a.device, "UUID=conf");
+        assert_int_equal(a.offset, 0);
+}
+
+/* What a host-only initramfs stores: only what differs from the defaults, spaces quoted. */
+static void test_format_cmdline(void **state)
+{
+        struct thaw_args a;
+        char buf[512], small[16];
+
+        (void)state;
+        args_init(&a);
+        assert_int_equal(args_format_cmdline(&a, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "");
+        assert_int_equal(args_parse_conf("device=LABEL=my swap\nkey=fwcfg:opt/thaw/key\nname=luks-1\n"
+                                         "offset=34816\ntimeout=9\nverify=1\nmismatch=discard\n", &a, NULL, 0), 0);
+        assert_int_equal(args_format_cmdline(&a, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "rd.thaw.device=\"LABEL=my swap\" rd.thaw.key=fwcfg:opt/thaw/key "
+                                 "rd.thaw.name=luks-1 rd.thaw.timeout=9 rd.thaw.mismatch=discard "
+                                 "rd.thaw.verify=1 resume_offset=34816");
+        /* It reads back as the same settings. */
+        {
+                struct thaw_args b;
+
+                args_init(&b);
+                assert_int_equal(args_parse_cmdline(buf, &b, NULL, 0), 0);
+                assert_string_equal(b.device, "LABEL=my swap");
+                assert_int_equal(b.offset, 34816);
+        }
+        assert_int_equal(args_format_cmdline(&a, small, sizeof(small)), -ENAMETOOLONG);
+        assert_string_equal(small, "");
+}
+
 static void test_load_args_empty_root(void **state)
 {
         struct said s = { 0 };
@@ -383,6 +440,8 @@ int main(void)
                 cmocka_unit_test(test_cmdline_overrides_conf),
                 cmocka_unit_test_setup_teardown(test_load_args_from_root, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_load_args_empty_root, ft_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_load_args_cmdline_d, ft_setup, ft_teardown),
+                cmocka_unit_test(test_format_cmdline),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # dracut module: installs thaw and runs `thaw resume` before the root file system is mounted: a
-# pre-mount hook in the shell flavour, thaw-resume.service when the systemd module is included.
-# shellcheck disable=SC2154 # dracut sets moddir, hostonly, dracutsysrootdir, initdir, SYSTEMCTL, systemd*dir
+# pre-mount hook (and an initqueue job) in the shell flavour, thaw-resume.service when the systemd
+# module is included.
+# shellcheck disable=SC2154 # dracut sets moddir, hostonly, hostonly_cmdline, dracutsysrootdir, initdir, SYSTEMCTL, systemd*dir
 
 # The thaw binary to install; the test harness points this at its build.
 thaw_bin() {
@@ -32,9 +33,56 @@ thaw_wants_network() {
         | grep -q '^rd\.thaw\.key=.*imds:'
 }
 
+# thaw as it runs at build time: the sysroot's (dracut --sysroot), unless the harness names one.
+thaw_exe() {
+    echo "${THAW_BINARY:-$dracutsysrootdir/usr/sbin/thaw}"
+}
+
+# Host-only, and thaw is configured on the (sys)root: build what thaw.conf needs, nothing else.
+thaw_hostonly() {
+    [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]]
+}
+
+# thaw_uses TYPE: the initramfs needs key source TYPE (fwcfg, smbios, drive, imds, keyfile, tpm2):
+# in a host-only image if thaw.conf's key= names it, in a generic image always.
+thaw_uses() {
+    thaw_hostonly || return 0
+    [[ -z ${_thaw_types+x} ]] && _thaw_types=" $("$(thaw_exe)" config --key-types --root "$dracutsysrootdir" \
+        2> /dev/null | tr '\n' ' ')"
+    [[ $_thaw_types == *" $1 "* ]]
+}
+
+# called by dracut (and by install() for a host-only image): thaw.conf as rd.thaw.* arguments.
+# The systemd flavour: thaw-resume.service must not wait for the root device, which thaw itself
+# opens when the swap file is on an encrypted root (rd.thaw.name= is the root's mapping).
+cmdline() {
+    local args
+    thaw_hostonly || return 0
+    args=$("$(thaw_exe)" config --cmdline --root "$dracutsysrootdir" 2> /dev/null) || return 0
+    [[ $args ]] && printf ' %s' "$args"
+}
+
+# Host-only: the arguments stored in the image (read by thaw resume and dracut's getcmdline);
+# shell flavour: thaw also runs from the initqueue, so that a root container it unlocks (swap file
+# on an encrypted root) appears before dracut gives up waiting for the root device.
+thaw_install_early() {
+    local args
+    # inst_simple looks for its source outside the sysroot (dracut 059): copy the sysroot's own.
+    thaw_hostonly && inst_multiple -H /etc/thaw/thaw.conf
+    if thaw_hostonly && [[ $hostonly_cmdline == yes ]]; then
+        args=$(cmdline)
+        mkdir -p "$initdir/etc/cmdline.d"
+        [[ $args ]] && printf '%s\n' "$args" >> "$initdir/etc/cmdline.d/90thaw.conf"
+    fi
+    if ! dracut_module_included "systemd"; then
+        inst_script "$moddir/thaw-resume.sh" /sbin/thaw-resume
+        inst_hook cmdline 90 "$moddir/thaw-queue.sh"
+    fi
+}
+
 # called by dracut
 check() {
-    [[ -x "$(thaw_bin)" ]] || return 1
+    [[ -x "$(thaw_exe)" ]] || return 1
     # A host configured by `thaw setup` needs the module; otherwise only when asked for.
     # An imds: source brings the link up with busybox's udhcpc.
     if thaw_wants_network; then
@@ -55,13 +103,15 @@ installkernel() {
     # dm-crypt and its ciphers, the kernel crypto API libcryptsetup uses for keyslots,
     # the fw_cfg key source, and the virtio disks the swap device usually lives on.
     hostonly='' instmods dm_mod dm_crypt xts ecb cbc aesni_intel aes_generic sha256_generic \
-        af_alg algif_skcipher algif_hash qemu_fw_cfg virtio_blk virtio_scsi virtio_pci
+        af_alg algif_skcipher algif_hash virtio_blk virtio_scsi virtio_pci
+    thaw_uses fwcfg && hostonly='' instmods qemu_fw_cfg
     # thaw setup --integrity: dm-integrity and the authenc(hmac(sha256),xts(aes)) AEAD; the
     # kernel loads them on demand, only for such a container.
     hostonly='' instmods dm_integrity authenc sha256_ssse3
     # The drive: key source mounts a config drive (ISO 9660 or vfat, whose code pages the kernel
     # loads at mount time). The smbios: source needs dmi-sysfs, built in on Debian; a module elsewhere.
-    hostonly='' instmods isofs vfat nls_cp437 nls_ascii nls_utf8 nls_iso8859_1 dmi-sysfs
+    thaw_uses drive && hostonly='' instmods isofs vfat nls_cp437 nls_ascii nls_utf8 nls_iso8859_1
+    thaw_uses smbios && hostonly='' instmods dmi-sysfs
     # The TPM2 drivers (built in on Debian; modules elsewhere).
     if thaw_needs_tpm2; then
         hostonly='' instmods tpm_tis tpm_crb
@@ -80,6 +130,7 @@ installkernel() {
         mkdir -p "$initdir/usr/lib/thaw"
         printf '%s\n' "${_mods[@]}" > "$initdir/usr/lib/thaw/net-modules"
     fi
+    return 0
 }
 
 # libcurl and, since nothing links it, the libraries it needs, which dracut-install does not follow
@@ -101,6 +152,7 @@ inst_curl() {
 
 # called by dracut
 install() {
+    thaw_install_early
     inst_binary "$(thaw_bin)" /usr/sbin/thaw
     # thaw links tpm2-tss's ESAPI; its TCTI loader dlopen()s the device TCTI for /dev/tpmrm0.
     if thaw_needs_tpm2; then

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# pre-mount hook: unlock the encrypted swap and hand a hibernation image to the kernel.
-# thaw reads the kernel command line itself and always lets the boot go on; this hook
-# holds nothing secret and must never fail the boot either.
+# pre-mount hook, and /sbin/thaw-resume for the initqueue job: unlock the encrypted swap (or the
+# root's container holding the swap file) and hand a hibernation image to the kernel, once per boot.
+# thaw reads the kernel command line itself and always lets the boot go on; this script holds
+# nothing secret and must never fail the boot either. It is also sourced as a hook: no exit.
 # shellcheck disable=SC1091 # dracut-lib.sh is there in the initramfs
 command -v getarg > /dev/null || . /lib/dracut-lib.sh
 
@@ -56,21 +57,24 @@ thaw_net_down() {
     echo "<6>thaw: $thaw_if deconfigured" > /dev/kmsg
 }
 
-echo "<6>thaw-resume.sh: running thaw resume" > /dev/kmsg
-modprobe -q dm_crypt 2> /dev/null
-modprobe -q qemu_fw_cfg 2> /dev/null
-modprobe -q dmi-sysfs 2> /dev/null
-modprobe -q tpm_tis 2> /dev/null
-modprobe -q tpm_crb 2> /dev/null
-thaw_if=""
-case $(thaw_key_chain) in
-*imds:*)
-    # No network for anything else, nor when thaw is told to do nothing.
-    if getargbool 1 rd.thaw && ! getarg noresume > /dev/null; then
-        thaw_net_up
-    fi
-    ;;
-esac
-/usr/sbin/thaw resume || echo "<4>thaw: thaw resume exited with status $?: boot continues" > /dev/kmsg
-thaw_net_down
+mkdir -p /run/thaw 2> /dev/null
+if mkdir /run/thaw/ran 2> /dev/null; then
+    echo "<6>thaw-resume.sh: running thaw resume" > /dev/kmsg
+    modprobe -q dm_crypt 2> /dev/null
+    modprobe -q qemu_fw_cfg 2> /dev/null
+    modprobe -q dmi-sysfs 2> /dev/null
+    modprobe -q tpm_tis 2> /dev/null
+    modprobe -q tpm_crb 2> /dev/null
+    thaw_if=""
+    case $(thaw_key_chain) in
+    *imds:*)
+        # No network for anything else, nor when thaw is told to do nothing.
+        if getargbool 1 rd.thaw && ! getarg noresume > /dev/null; then
+            thaw_net_up
+        fi
+        ;;
+    esac
+    /usr/sbin/thaw resume || echo "<4>thaw: thaw resume exited with status $?: boot continues" > /dev/kmsg
+    thaw_net_down
+fi
 :

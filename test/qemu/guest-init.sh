@@ -12,11 +12,14 @@
 #   resume       a boot that must resume: reaching this init at all means it did not
 #   doctor       thaw doctor only (the cold step runs it too, with the swap on)
 #   bench        make bench-swapin's script, from fw_cfg opt/test/bench
+#   mkroot       make /dev/vdb an encrypted root with a swap file (thaw setup --swapfile in a chroot)
+#   hibernate-file  (on that root) swapon /swapfile, workload, thaw hibernate; then verify
 #
 # thaw.hibargs=a,b passes options to thaw hibernate (commas for spaces); thaw.after= names what the
 # hibernate step does after the resume, before verifying the workload (see after_resume).
 
-PATH=/bin
+# /usr/sbin: where the hostonly scenario's root has thaw, installed from the Debian package.
+PATH=/bin:/usr/sbin
 export PATH
 # This root runs no udev: libdevmapper creates the /dev/mapper nodes itself.
 DM_DISABLE_UDEV=1
@@ -234,6 +237,36 @@ aftercheck() {
 	say "aftercheck exit $rc"
 }
 
+# An encrypted root on /dev/vdb, as an image builder makes one: LUKS2 with an installer key
+# (fw_cfg opt/test/rootkey; cheap PBKDF2 to keep TCG fast), ext4 holding a copy of this root, then
+# thaw setup --swapfile in a chroot of it, which enrolls the thaw key with the installer key.
+mkroot() {
+	uuid=$(arg thaw.rootuuid)
+	rootkey=/sys/firmware/qemu_fw_cfg/by_name/opt/test/rootkey/raw
+	cryptsetup luksFormat -q --type luks2 --uuid "$uuid" --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+		--key-file "$rootkey" /dev/vdb || fail "luksFormat /dev/vdb failed"
+	cryptsetup open --key-file "$rootkey" /dev/vdb "luks-$uuid" || fail "cannot open /dev/vdb"
+	mke2fs -q -t ext4 -L cryptroot "/dev/mapper/luks-$uuid" || fail "mke2fs failed"
+	mount "/dev/mapper/luks-$uuid" /mnt || fail "cannot mount the new root"
+	for d in bin sbin lib lib64 usr etc boot var; do
+		[ -e "/$d" ] && cp -a "/$d" /mnt/
+	done
+	mkdir -p /mnt/dev /mnt/proc /mnt/sys /mnt/run /mnt/tmp /mnt/mnt
+	rm -f /mnt/etc/thaw/thaw.conf
+	mount --bind /dev /mnt/dev
+	mount -t proc proc /mnt/proc
+	mount -t sysfs sysfs /mnt/sys
+	chroot /mnt thaw setup --swapfile /swapfile --size "$(arg thaw.swapmib)M" \
+		--key fwcfg:opt/thaw/key --unlock fwcfg:opt/test/rootkey > /tmp/cmdline 2> /tmp/setup.err
+	rc=$?
+	sed 's/^/THAW-TEST: setup: /' /tmp/setup.err
+	say "setup exit $rc"
+	say "setup-cmdline: $(cat /tmp/cmdline)"
+	chroot /mnt thaw config 2>&1 | sed 's/^/THAW-TEST: config: /'
+	umount /mnt/sys /mnt/proc /mnt/dev /mnt
+	cryptsetup close "luks-$uuid"
+}
+
 case "$step" in
 setup)
 	setup
@@ -298,6 +331,19 @@ inspect)
 	else
 		say "inspect: cannot open /dev/vdb with the real key"
 	fi
+	;;
+mkroot)
+	mkroot
+	;;
+hibernate-file)
+	swapon /swapfile || fail "swapon /swapfile failed"
+	say "swap on: $(grep '^/swapfile' /proc/swaps | tr -s ' \t' ' ')"
+	start_workload "$mib"
+	say "hibernating"
+	thaw hibernate --mode shutdown
+	say "hibernate exit $?"
+	verify_workload
+	kmsg_thaw
 	;;
 resume)
 	say "not resumed"

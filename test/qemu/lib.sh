@@ -202,6 +202,9 @@ tq_build_rootfs() {
     tq_install_bin "$(tq_tcti_device)" "$tree" "$(tq_tcti_device)"
     # cryptsetup only lets the tests look at the image header read-only; thaw never calls it.
     tq_install_bin "$(command -v cryptsetup)" "$tree" /bin/cryptsetup
+    # mke2fs makes the encrypted root of swapfile-resume inside the guest.
+    tq_install_bin "$(command -v mke2fs)" "$tree" /bin/mke2fs
+    install -D -m 0644 /etc/mke2fs.conf "$tree/etc/mke2fs.conf"
     # The modules the real system may load (the initramfs loads most before switch_root).
     kmods=$(for m in $TQ_MODULES; do
         modprobe -d "$(tq_kdir)" -S "$TQ_KVER" --show-depends "$m" 2>/dev/null | awk '$1 == "insmod" {print $2}'
@@ -252,6 +255,29 @@ tq_root_add() {
     done < <(find "$tree" -type f | sort) > "$cmds"
     debugfs -w -f "$cmds" "$TQ_WORK/root.img" >> "$TQ_WORK/root-add.log" 2>&1 \
         || tq_die "debugfs could not set modes in $TQ_WORK/root.img"
+}
+
+# The Debian package, built with dpkg-buildpackage from a copy of the tracked tree (never in the
+# tree itself); cached by the tree's content. Sets TQ_DEB.
+tq_build_deb() {
+    local key dir src
+    command -v dpkg-buildpackage > /dev/null || tq_skip "dpkg-buildpackage missing (run make deps)"
+    key=$(cd "$TQ_REPO" && git ls-files -co --exclude-standard -z -- Makefile debian resume crypto \
+        dracut-module man kernel README.md | xargs -0 cat | sha256sum | cut -c1-16)
+    dir=$TQ_CACHE/deb-$key
+    TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' 2> /dev/null | head -n1)
+    [[ -n $TQ_DEB ]] && return 0
+    tq_log "building the Debian package (dpkg-buildpackage -us -uc -b)"
+    rm -rf "$TQ_CACHE"/deb-*
+    src=$dir/src
+    mkdir -p "$src"
+    (cd "$TQ_REPO" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src") \
+        || tq_die "cannot copy the tree"
+    (cd "$src" && dpkg-buildpackage -us -uc -b > "$dir/build.log" 2>&1) \
+        || { tail -n 20 "$dir/build.log" >&2; tq_die "dpkg-buildpackage failed"; }
+    rm -rf "$src"
+    TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' | head -n1)
+    [[ -n $TQ_DEB ]] || tq_die "dpkg-buildpackage made no thaw_*.deb"
 }
 
 # Everything a scenario needs before its first boot.
@@ -329,7 +355,10 @@ tq_boot() {
     # still has mounted: read-only, and no ext4 journal replay.
     local rootmode=rw
     [[ $step == inspect ]] && rootmode="ro rootflags=noload"
-    local append="console=ttyS0 root=/dev/vda $rootmode rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
+    # TQ_ROOT_ARGS and TQ_THAW_ARGS replace the root and thaw arguments (swapfile-resume boots from
+    # the LUKS2 root that thaw unlocks, with the arguments thaw setup printed).
+    local append="console=ttyS0 ${TQ_ROOT_ARGS:-root=/dev/vda} $rootmode"
+    append+=" ${TQ_THAW_ARGS-rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key}"
     append+=" loglevel=$TQ_LOGLEVEL panic=-1 thaw.step=$step thaw.seed=$TQ_SEED thaw.mib=$TQ_WORKLOAD_MIB $*"
     # TQ_KERNEL: another kernel (make bench-kernel's); an empty TQ_INITRD boots without initramfs.
     local boot=(-kernel "${TQ_KERNEL:-$(tq_vmlinuz)}")

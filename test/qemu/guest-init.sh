@@ -246,7 +246,8 @@ mkroot() {
 	cryptsetup luksFormat -q --type luks2 --uuid "$uuid" --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
 		--key-file "$rootkey" /dev/vdb || fail "luksFormat /dev/vdb failed"
 	cryptsetup open --key-file "$rootkey" /dev/vdb "luks-$uuid" || fail "cannot open /dev/vdb"
-	mke2fs -q -t ext4 -L cryptroot "/dev/mapper/luks-$uuid" || fail "mke2fs failed"
+	# The path: busybox sh would run its own mke2fs applet (no ext4) for a bare name.
+	/bin/mke2fs -q -t ext4 -L cryptroot "/dev/mapper/luks-$uuid" || fail "mke2fs failed"
 	mount "/dev/mapper/luks-$uuid" /mnt || fail "cannot mount the new root"
 	for d in bin sbin lib lib64 usr etc boot var; do
 		[ -e "/$d" ] && cp -a "/$d" /mnt/
@@ -263,6 +264,7 @@ mkroot() {
 	say "setup exit $rc"
 	say "setup-cmdline: $(cat /tmp/cmdline)"
 	chroot /mnt thaw config 2>&1 | sed 's/^/THAW-TEST: config: /'
+	sed 's/^/THAW-TEST: thaw.conf: /' /mnt/etc/thaw/thaw.conf
 	umount /mnt/sys /mnt/proc /mnt/dev /mnt
 	cryptsetup close "luks-$uuid"
 }

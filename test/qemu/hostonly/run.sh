@@ -40,12 +40,13 @@ sed -n 's/.*THAW-TEST: thaw\.conf: //p' "$TQ_WORK/mkroot.log" > "$tree/etc/thaw/
 tq_check "mkroot: thaw.conf names the root's container and resume_offset" \
     grep -qE "^offset=[1-9]" "$tree/etc/thaw/thaw.conf"
 
-# dracut 059 with --sysroot needs the systemd and udev paths spelt out (it would take "" as found).
+# dracut as the root has it: Debian's dracut-core modules under /usr/lib/dracut beside the package's
+# 90thaw (with --sysroot, dracut installs its module files from the sysroot too). dracut 059 with
+# --sysroot needs the systemd and udev paths spelt out (it would take "" as found).
 mkdir -p "$TQ_WORK/dracut.conf.d" "$TQ_WORK/dracut-tmp"
 printf 'systemdutildir=/lib/systemd\nudevdir=/lib/udev\n' > "$TQ_WORK/dracut.conf.d/sysroot.conf"
-base=$TQ_WORK/dracut-base
-cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
-cp -a "$tree/usr/lib/dracut/modules.d/90thaw" "$base/modules.d/90thaw"
+cp -a -n "$TQ_CACHE/dracut/root/usr/lib/dracut/." "$tree/usr/lib/dracut/"
+base=$tree/usr/lib/dracut
 TQ_INITRD=$TQ_WORK/initramfs-hostonly.img
 tq_log "building a host-only initramfs with dracut --hostonly --sysroot"
 dracutbasedir=$base bash "$TQ_CACHE/dracut/root/usr/bin/dracut" --force --quiet --hostonly --hostonly-cmdline \
@@ -54,7 +55,7 @@ dracutbasedir=$base bash "$TQ_CACHE/dracut/root/usr/bin/dracut" --force --quiet 
     --drivers "dm_mod dm_crypt virtio_blk virtio_pci virtio_rng ext4" --no-compress --no-early-microcode \
     --nofscks "$TQ_INITRD" > "$TQ_WORK/dracut.log" 2>&1 \
     || { tail -n 20 "$TQ_WORK/dracut.log" >&2; tq_die "dracut failed"; }
-rm -rf "$base" "$TQ_WORK/dracut-tmp"
+rm -rf "$TQ_WORK/dracut-tmp"
 mkdir "$TQ_WORK/initramfs"
 (cd "$TQ_WORK/initramfs" && cpio -id --quiet < "$TQ_INITRD") || tq_die "cannot unpack the initramfs"
 args=$("$tree/usr/sbin/thaw" config --root "$tree")
@@ -64,6 +65,11 @@ tq_check "initramfs: the rd.thaw.* arguments are stored in etc/cmdline.d/90thaw.
     "$TQ_WORK/initramfs/etc/cmdline.d/90thaw.conf"
 tq_check "initramfs: thaw.conf is the root's" cmp "$tree/etc/thaw/thaw.conf" "$TQ_WORK/initramfs/etc/thaw/thaw.conf"
 tq_check "initramfs: thaw is the package's" cmp "$tree/usr/sbin/thaw" "$TQ_WORK/initramfs/usr/sbin/thaw"
+tq_check "initramfs: dracut installed every file (no dracut-install error)" \
+    bash -c "! grep -q 'dracut-install: ERROR' '$TQ_WORK/dracut.log'"
+tq_check "initramfs: thaw's hooks are in (initqueue job, pre-mount)" \
+    test -e "$TQ_WORK/initramfs/lib/dracut/hooks/cmdline/90-thaw-queue.sh" \
+    -a -e "$TQ_WORK/initramfs/lib/dracut/hooks/pre-mount/10-thaw-resume.sh"
 tq_check "initramfs: the fw_cfg driver for key=fwcfg: is in" \
     test -n "$(find "$TQ_WORK/initramfs/lib/modules" -name 'qemu_fw_cfg.ko*')"
 tq_check "initramfs: no config drive file systems (no drive: source configured)" \

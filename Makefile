@@ -168,6 +168,7 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/thaw $(DESTDIR)$(MANDIR)/man8/thaw.8 \
 		$(DESTDIR)$(MANDIR)/man5/thaw.conf.5 $(DESTDIR)$(MANDIR)/man7/thaw.cmdline.7 \
 		$(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN)) $(TOKEN_TYPES:%=$(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-%.so)
+	rm -f $(DESTDIR)$(SLEEPDIR)/thaw
 	rm -rf $(DESTDIR)$(DRACUTDIR)/90thaw
 
 clean:

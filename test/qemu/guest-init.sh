@@ -67,10 +67,15 @@ modprobe -q qemu_fw_cfg
 modprobe -q dm_crypt
 kmsg_thaw
 
-# thaw.setupkey= names the key source chain setup enrolls (default: the fw_cfg key).
+# thaw.setupkey= names the key source chain setup enrolls (default: the fw_cfg key);
+# thaw.integrity=1 makes the container with --integrity.
 setup() {
 	setupkey=$(arg thaw.setupkey)
-	thaw setup --device /dev/vdb --key "${setupkey:-fwcfg:opt/thaw/key}" --yes
+	integrity=
+	[ "$(arg thaw.integrity)" = 1 ] && integrity=--integrity
+	say "setup starts"
+	# shellcheck disable=SC2086 # $integrity is one option or none
+	thaw setup --device /dev/vdb --key "${setupkey:-fwcfg:opt/thaw/key}" --yes $integrity
 	rc=$?
 	say "setup exit $rc"
 	[ "$rc" -eq 0 ] || fail "thaw setup failed"
@@ -269,6 +274,95 @@ mkroot() {
 	cryptsetup close "luks-$uuid"
 }
 
+# rd32 DEV BYTE / wr32 DEV BYTE VALUE: a little-endian u32 (block numbers fit: a u64's upper half is 0).
+rd32() {
+	dd if="$1" bs=1 skip="$2" count=4 2> /dev/null | od -An -tu4 | tr -d ' '
+}
+wr32() {
+	# shellcheck disable=SC2059 # the format is the octal escapes
+	printf "$(printf '\\%03o\\%03o\\%03o\\%03o' $(($3 & 255)) $(($3 >> 8 & 255)) $(($3 >> 16 & 255)) \
+		$(($3 >> 24 & 255)))" | dd of="$1" bs=1 seek="$2" count=4 conv=notrunc 2> /dev/null
+}
+
+# craft DEV KIND: make a real image on DEV (an opened mapping) into a bad one, as a test fixture.
+#   lz4      set SF_COMPRESSION_ALG_LZ4 (0x10, 6.9+) in the header's flags; 6.1 has no LZ4
+#   garbage  random bytes over the image header page (swsusp_info, the restore record)
+#   loop     the second map page's next_swap points back at the first
+#   cut      the first map page's next_swap is 0: the chain ends ~2 MiB into the image
+craft() {
+	map=$(rd32 "$1" 4064)
+	case "$2" in
+	lz4) wr32 "$1" 4072 $(($(rd32 "$1" 4072) | 16)) ;;
+	garbage) dd if=/dev/urandom of="$1" bs=4096 seek="$(rd32 "$1" $((map * 4096)))" count=1 conv=notrunc 2> /dev/null ;;
+	loop)
+		m2=$(rd32 "$1" $((map * 4096 + 4088)))
+		[ "$m2" -gt 0 ] || m2=$map
+		wr32 "$1" $((m2 * 4096 + 4088)) "$map"
+		;;
+	cut) wr32 "$1" $((map * 4096 + 4088)) 0 ;;
+	*) say "craft: unknown kind $2" ;;
+	esac
+	sync
+	say "crafted $2 on $1 (first map page $map)"
+}
+
+# rd8 DEV BYTE / rd16 DEV BYTE: one byte, a little-endian u16.
+rd8() {
+	dd if="$1" bs=1 skip="$2" count=1 2> /dev/null | od -An -tu1 | tr -d ' '
+}
+rd16() {
+	dd if="$1" bs=1 skip="$2" count=2 2> /dev/null | od -An -tu2 | tr -d ' '
+}
+
+# tamper: on an --integrity container, flip one byte of the ciphertext of the image's first data
+# page on the raw disk, as someone with the disk but not the key could. Where dm-integrity keeps a
+# data sector: drivers/md/dm-integrity.c, get_data_sector() and calculate_device_limits() (6.1).
+tamper() {
+	realkey=/sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw
+	# Opened writable once, so dm-integrity replays its journal into place, then closed.
+	cryptsetup open --key-file "$realkey" --keyfile-size 32 /dev/vdb thaw-tamper || fail "cannot open /dev/vdb"
+	map=$(rd32 /dev/mapper/thaw-tamper 4064)
+	blk=$(rd32 /dev/mapper/thaw-tamper $((map * 4096 + 8)))
+	cryptsetup close thaw-tamper
+	seg=$(cryptsetup luksDump /dev/vdb | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
+	magic=$(dd if=/dev/vdb bs=1 skip="$seg" count=7 2> /dev/null)
+	[ "$magic" = integrt ] || fail "no dm-integrity superblock at byte $seg of /dev/vdb"
+	li=$(rd8 /dev/vdb $((seg + 9)))
+	tag=$(rd16 /dev/vdb $((seg + 10)))
+	js=$(rd32 /dev/vdb $((seg + 12)))
+	flags=$(rd32 /dev/vdb $((seg + 24)))
+	lspb=$(rd8 /dev/vdb $((seg + 28)))
+	space=504
+	[ $((flags & 1)) -eq 0 ] || space=496
+	entry=$(((8 + 8 * (1 << lspb) + tag + 7) / 8 * 8))
+	per_sector=$((space / entry))
+	initial=$((8 + js * ((per_sector * 8 << lspb) + 8)))
+	pad=131072
+	[ $((flags & 8)) -eq 0 ] || pad=4096
+	run=$((((tag << (li - lspb)) + pad - 1) / pad))
+	run=$((run * pad / 512))
+	sector=$((blk * 8))
+	raw=$((seg / 512 + initial + ((sector >> li) + 1) * run + sector))
+	off=$((raw * 512 + 64))
+	v=$(rd8 /dev/vdb "$off")
+	# shellcheck disable=SC2059 # the format is the octal escape
+	printf "$(printf '\\%03o' $((v ^ 1)))" | dd of=/dev/vdb bs=1 seek="$off" conv=notrunc 2> /dev/null
+	sync
+	say "tampered: byte $off of /dev/vdb (first data page, block $blk) was $v"
+	cryptsetup open --readonly --key-file "$realkey" --keyfile-size 32 /dev/vdb thaw-tamper || fail "cannot open /dev/vdb"
+	if dd if=/dev/mapper/thaw-tamper of=/dev/null bs=4096 skip="$blk" count=1 2> /tmp/dd; then
+		say "tampered block reads without error"
+	else
+		say "tampered block reads: $(tail -n1 /tmp/dd)"
+	fi
+	cryptsetup close thaw-tamper
+}
+
+# header_sum DEV: the header page without its signature, which is all rd.thaw.mismatch=discard may change.
+header_sum() {
+	say "header page sum: $(dd if="$1" bs=4086 count=1 2> /dev/null | sha256sum | cut -c1-16)"
+}
+
 case "$step" in
 setup)
 	setup
@@ -322,11 +416,28 @@ inspect)
 	# writable to change one byte of the image's first compressed chunk.
 	ro=--readonly
 	[ "$(arg thaw.corrupt)" = 1 ] && ro=
+	# thaw.tamper=1 (with noresume): change the ciphertext of an --integrity container, see tamper().
+	[ "$(arg thaw.tamper)" = 1 ] && tamper
+	# thaw.craft=DISK:KIND,... (with noresume): craft each extra disk's image, see craft().
+	for c in $(arg thaw.craft | tr ',' ' '); do
+		cryptsetup open --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
+			--keyfile-size 32 "/dev/${c%%:*}" thaw-craft || fail "cannot open /dev/${c%%:*}"
+		craft /dev/mapper/thaw-craft "${c#*:}"
+		cryptsetup close thaw-craft
+	done
+	# rd.thaw.mismatch=discard leaves the mapping open for swap: look at the image through it.
 	# shellcheck disable=SC2086 # $ro is one option or none
-	if cryptsetup open $ro --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
+	if [ -b /dev/mapper/thaw-swap ]; then
+		say "image signature: $(dd if=/dev/mapper/thaw-swap bs=1 skip=4086 count=9 2> /dev/null)"
+		header_sum /dev/mapper/thaw-swap
+		swapon /dev/mapper/thaw-swap
+		say "swapon exit $?"
+		swapoff /dev/mapper/thaw-swap
+	elif cryptsetup open $ro --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
 		--keyfile-size 32 /dev/vdb thaw-inspect; then
 		sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
 		say "image signature: $sig"
+		header_sum /dev/mapper/thaw-inspect
 		thaw inspect /dev/mapper/thaw-inspect 2>&1 | sed 's/^/THAW-TEST: inspect: /'
 		[ -z "$ro" ] && corrupt /dev/mapper/thaw-inspect
 		cryptsetup close thaw-inspect

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <libcryptsetup.h>
 #include "clock.h"
 #include "keysrc.h"
@@ -82,6 +84,32 @@ static const char *fetch_reason(int r)
 }
 
 /*
+ * Security: the key handed to libcryptsetup is a copy of ours; it gets the same care (its own
+ * locked mapping, kept out of core dumps), and cryptsetup_token_buffer_free() wipes and unmaps it.
+ */
+static size_t buffer_size(size_t len)
+{
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+        return (len + page - 1) / page * page;
+}
+
+static char *locked_buffer(size_t len)
+{
+        size_t size = buffer_size(len);
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (p == MAP_FAILED)
+                return NULL;
+        if (mlock(p, size) < 0) {
+                munmap(p, size);
+                return NULL;
+        }
+        (void)madvise(p, size, MADV_DONTDUMP);
+        return p;
+}
+
+/*
  * Security: unlike `thaw resume`, which takes its sources from the kernel command line only, a token
  * plugin reads the source from the (unauthenticated) header: that is what cryptsetup asks of it. The
  * worst a forged token can do is make this read a file, a fw_cfg blob, a config drive or the
@@ -126,7 +154,7 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
                 return open_errno(r);
         }
         /* libcryptsetup owns the buffer from here and hands it to cryptsetup_token_buffer_free(). */
-        copy = malloc(key->len);
+        copy = locked_buffer(key->len);
         if (!copy) {
                 secret_free(key);
                 return -ENOMEM;
@@ -155,7 +183,7 @@ int cryptsetup_token_open_pin(struct crypt_device *cd, int token, const char *pi
                 return cryptsetup_token_open(cd, token, buffer, buffer_len, usrptr);
         if (!pin || pin_size == 0 || pin_size > SECRET_MAX)
                 return -ENOANO;
-        copy = malloc(pin_size);
+        copy = locked_buffer(pin_size); /* every buffer we hand out: cryptsetup_token_buffer_free() unmaps it */
         if (!copy)
                 return -ENOMEM;
         memcpy(copy, pin, pin_size);
@@ -169,7 +197,7 @@ void cryptsetup_token_buffer_free(void *buffer, size_t buffer_len)
         if (!buffer)
                 return;
         explicit_bzero(buffer, buffer_len);
-        free(buffer);
+        munmap(buffer, buffer_size(buffer_len)); /* the lock goes with the mapping */
 }
 
 /* Called before every open and by `cryptsetup token import`: anything but a well-formed token is refused. */

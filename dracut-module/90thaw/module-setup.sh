@@ -11,10 +11,12 @@ thaw_bin() {
 }
 
 # Does this initramfs need the TPM2 pieces? Always without hostonly; with it, only when the key
-# chain in thaw.conf names a tpm2 or systemd-tpm2 source (the chain, not the header, decides what the boot uses).
+# chain in thaw.conf names a tpm2 or systemd-tpm2 source (the chain, not the header, decides what
+# the boot uses). thaw.conf allows blanks around "=" and a quoted value; a false match only costs
+# a library, a miss costs the TPM at boot.
 thaw_needs_tpm2() {
     [[ $hostonly ]] || return 0
-    grep -qE '^key=(.*,)?(systemd-)?tpm2([:,]|$)' "$dracutsysrootdir/etc/thaw/thaw.conf" 2> /dev/null
+    grep -qE '^[[:space:]]*key[[:space:]]*=.*tpm2' "$dracutsysrootdir/etc/thaw/thaw.conf" 2> /dev/null
 }
 
 # Whether the key chain the boot will use names an imds: source, so the initramfs needs a link

@@ -101,11 +101,19 @@ static int add_source(struct crypt_device *cd, const struct secret *vk, const st
                                                (const char *)e->key->data, e->key->len);
         if (slot < 0)
                 return slot;
+        /* A keyslot without its token is a key nobody can list or remove: undo it on failure. */
         token = crypt_token_json_set(cd, CRYPT_ANY_TOKEN, e->token);
-        if (token < 0)
+        if (token < 0) {
+                (void)crypt_keyslot_destroy(cd, slot);
                 return token;
+        }
         r = crypt_token_assign_keyslot(cd, token, slot);
-        return r < 0 ? r : token;
+        if (r < 0) {
+                (void)crypt_token_json_set(cd, token, NULL);
+                (void)crypt_keyslot_destroy(cd, slot);
+                return r;
+        }
+        return token;
 }
 
 /*

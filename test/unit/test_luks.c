@@ -512,6 +512,34 @@ static int run(const char *cmd, char *out, size_t size)
 }
 
 /* What an administrator checks with cryptsetup: cipher, sector size, PBKDF2 at the fixed count. */
+/* An enrollment whose token libcryptsetup refuses leaves no keyslot behind: nothing enrolled. */
+static void test_enroll_failure_leaves_nothing(void **state)
+{
+        char refused[] = "{\"type\":\"thaw-keyfile\"}"; /* no "keyslots": libcryptsetup says no */
+        struct keysrc_enrollment e = { .token = refused };
+        struct crypt_device *cd = NULL;
+        int before = 0, after = 0, id = -1;
+
+        (void)state;
+        assert_int_equal(crypt_init(&cd, img), 0);
+        assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+        for (int slot = 0; slot < crypt_keyslot_max(CRYPT_LUKS2); slot++)
+                before += crypt_keyslot_status(cd, slot) >= CRYPT_SLOT_ACTIVE;
+        crypt_free(cd);
+        assert_int_equal(secret_random(32, &e.key), 0);
+        assert_true(luks_enroll(img, keys[0], &e, &id) < 0);
+        assert_int_equal(id, -1);
+        assert_int_equal(luks_check_key(img, e.key), -EPERM);
+        cd = NULL;
+        assert_int_equal(crypt_init(&cd, img), 0);
+        assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+        for (int slot = 0; slot < crypt_keyslot_max(CRYPT_LUKS2); slot++)
+                after += crypt_keyslot_status(cd, slot) >= CRYPT_SLOT_ACTIVE;
+        crypt_free(cd);
+        assert_int_equal(after, before);
+        secret_freep(&e.key);
+}
+
 static void test_luks_dump(void **state)
 {
         char cmd[400], out[16384];
@@ -547,6 +575,7 @@ int main(void)
                 cmocka_unit_test(test_header_holds_no_key),
                 cmocka_unit_test(test_foreign_tokens_ignored),
                 cmocka_unit_test(test_luks_dump),
+                cmocka_unit_test(test_enroll_failure_leaves_nothing),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

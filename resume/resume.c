@@ -280,6 +280,22 @@ static void next_source(const struct resume_ctx *c, const struct keychain *chain
         SAY(c, LOG_WARNING, "cannot get the key from %s (%s): trying %s", name, what, next);
 }
 
+/*
+ * Liveness of the recovery path: a person at the console gets rd.thaw.timeout= of their own. The
+ * unattended sources before the passphrase share one deadline and may have spent it all waiting
+ * (for a TPM that is not on this host), which would leave the prompt no time to be answered in.
+ */
+static int fetch(const struct resume_ctx *c, const struct keysrc *src, const struct keysrc_ctx *kc,
+                 struct secret **key)
+{
+        struct keysrc_ctx own = *kc;
+        int64_t fresh = clock_now_ms() + (int64_t)c->args->timeout_s * 1000;
+
+        if (src->type == KEYSRC_PASSPHRASE && fresh > own.deadline_ms)
+                own.deadline_ms = fresh;
+        return c->ops->fetch(src, &own, key);
+}
+
 /* Try each source in order; 0 once one unlocks dev, else why lists what each did. */
 static int try_chain(const struct resume_ctx *c, const struct keychain *chain, const char *dev,
                      const struct keysrc_ctx *kc, char *why, size_t size)
@@ -293,7 +309,7 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                 int64_t t0 = clock_now_ms(), t1;
 
                 kc->detail[0] = '\0';
-                r = c->ops->fetch(&chain->src[i], kc, &key);
+                r = fetch(c, &chain->src[i], kc, &key);
                 t1 = clock_now_ms();
                 if (r < 0) {
                         const char *what = kc->detail[0] ? kc->detail : reason(r);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "clock.h"
 #include "faketree.h"
 #include "luks.h"
 #include "luks_token.h"
@@ -189,13 +191,21 @@ static const struct resume_ops fake_ops = {
 
 /* The passphrase source without a console: "typed" is what a person would type. */
 static uint64_t passphrase_limit;
+static int64_t passphrase_left_ms;
+static bool slow_sources; /* every other source waits out the deadline, as tpm2 without a TPM */
 
 static int fake_fetch(const struct keysrc *src, const struct keysrc_ctx *ctx, struct secret **out)
 {
         struct secret *s = NULL;
 
+        if (src->type != KEYSRC_PASSPHRASE && slow_sources) {
+                while (clock_now_ms() < ctx->deadline_ms)
+                        clock_sleep_ms(ctx->deadline_ms - clock_now_ms());
+                return -ENODEV;
+        }
         if (src->type != KEYSRC_PASSPHRASE)
                 return keysrc_fetch(src, ctx, out);
+        passphrase_left_ms = ctx->deadline_ms - clock_now_ms();
         assert_int_equal(secret_new(5, &s), 0);
         memcpy(s->data, "typed", 5);
         s->len = 5;
@@ -441,6 +451,23 @@ static void test_passphrase_memory(void **state)
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=passphrase,keyfile:/keys/good", &passphrase_ops),
                          RESUME_NO_KEY);
         assert_true(said("rd.thaw.key=passphrase,keyfile:/keys/good is not a valid key source chain"));
+}
+
+/*
+ * A source before the passphrase that waits out the whole deadline (tpm2 on a host without a TPM)
+ * leaves the person at the console rd.thaw.timeout= of their own, not nothing.
+ */
+static void test_passphrase_own_window(void **state)
+{
+        (void)state;
+        ft_puts("/proc/meminfo", "MemTotal:        4000000 kB\nMemFree: 1 kB\nAnonPages: 1 kB\nShmem: 1 kB\n");
+        slow_sources = true;
+        passphrase_left_ms = -1;
+        run("rd.thaw.device=/dev/vdb rd.thaw.timeout=1 rd.thaw.key=keyfile:/keys/good,passphrase",
+            &passphrase_ops);
+        slow_sources = false;
+        assert_true(said("as /dev/mapper/thaw-swap with passphrase"));
+        assert_true(passphrase_left_ms > 0 && passphrase_left_ms <= 1000);
 }
 
 /* No rd.thaw.key= and no key= in thaw.conf: nothing is unlocked, whatever the device says. */
@@ -910,6 +937,7 @@ int main(void)
                 T(test_no_key_reasons),
                 T(test_passphrase_memory),
                 T(test_tpm2_then_keyfile),
+                T(test_passphrase_own_window),
                 T(test_no_key_configured),
                 T(test_tokens_ignored),
                 T(test_activation_error_stops_chain),

@@ -441,26 +441,32 @@ TQ_TIMES=()
 # comes from elsewhere sets it to $TQ_WORK/wrong-key, so fw_cfg cannot be what unlocked the device.
 TQ_FWCFG_KEY=${TQ_FWCFG_KEY:-}
 
-# Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
-# tq_hibernate_boot NAME [EXTRA-CMDLINE...]
-tq_hibernate_boot() {
+# tq_hibernating_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot_checked for a boot that
+# ends in a hibernation. Under TCG with 2 vCPUs the guest kernel has hung a few times inside the
+# hibernation itself, after "hibernation entry" and before any image was written (the last line
+# seen: "Disabling non-boot CPUs"), until the boot timeout; seen on this project's loaded 2-core
+# machine, in scenarios with no thaw code running at that point. Nothing of thaw's is judged by
+# that boot yet, so it is said loudly and tried once more on a fresh swap disk; every check still
+# applies.
+tq_hibernating_boot_checked() {
     local rc=0
-    tq_boot "$1" hibernate "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "${@:2}" || rc=$?
-    # Under TCG with 2 vCPUs the guest kernel has hung a few times inside the hibernation itself,
-    # after "hibernation entry" and before any image was written (the last line seen: "Disabling
-    # non-boot CPUs"), until the boot timeout; seen on this project's loaded 2-core machine, in
-    # scenarios with no thaw code running at that point. Nothing of thaw's is judged by that boot
-    # yet, so it is said loudly and tried once more on a fresh swap disk; every check still applies.
+    tq_boot "$@" || rc=$?
     if ((rc == 124)) && tq_has "$1" "PM: hibernation: hibernation entry" && tq_lacks "$1" "PM: hibernation: Wrote"; then
         tq_log "RETRY: boot $1 hung inside the kernel's hibernation before writing an image; its log is $1.hung.log; once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung.log"
         truncate -s 0 "$TQ_WORK/swap.img"
         truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
         rc=0
-        tq_boot "$1" hibernate "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "${@:2}" || rc=$?
+        tq_boot "$@" || rc=$?
     fi
     tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
     TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
+}
+
+# Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
+# tq_hibernate_boot NAME [EXTRA-CMDLINE...]
+tq_hibernate_boot() {
+    tq_hibernating_boot_checked "$1" hibernate "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "${@:2}"
     tq_check "$1: thaw setup succeeded" tq_has "$1" "THAW-TEST: setup exit 0"
     tq_check "$1: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has "$1" "THAW-TEST: workload ready"
     tq_check "$1: the kernel wrote the image" tq_has "$1" "PM: hibernation: Wrote"

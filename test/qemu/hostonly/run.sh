@@ -79,7 +79,7 @@ rm -rf "$TQ_WORK/initramfs"
 # Both boots: the host-only initramfs, root= only.
 export TQ_ROOT_ARGS="root=/dev/mapper/luks-$uuid" TQ_THAW_ARGS=""
 offset=${args##*resume_offset=}
-tq_boot_checked hibernate hibernate-file "$TQ_WORK/key"
+tq_hibernating_boot_checked hibernate hibernate-file "$TQ_WORK/key"
 tq_check "hibernate: no rd.thaw.* argument on the kernel command line" \
     bash -c "! grep -F 'Kernel command line:' '$TQ_WORK/hibernate.log' | grep -q 'rd\.thaw'"
 tq_check "hibernate: the root came up from the mapping thaw opened" \

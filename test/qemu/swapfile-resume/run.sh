@@ -28,7 +28,7 @@ tq_check "mkroot: it printed the root container, the key, the root's mapping nam
 tq_check "mkroot: thaw config prints the same from thaw.conf" tq_has mkroot "THAW-TEST: config: $args"
 
 export TQ_ROOT_ARGS="root=/dev/mapper/luks-$uuid" TQ_THAW_ARGS="$args"
-tq_boot_checked hibernate hibernate-file "$TQ_WORK/key"
+tq_hibernating_boot_checked hibernate hibernate-file "$TQ_WORK/key"
 tq_check "hibernate: thaw unlocked the root's container (no image yet)" \
     tq_has hibernate "thaw: no hibernation image on /dev/mapper/luks-$uuid: boot continues"
 tq_check "hibernate: the root came up from the mapping thaw opened" \

@@ -26,6 +26,8 @@
 #include "power.h"
 #include "state.h"
 #include "swsusp.h"
+#include "tpm2_lock.h"
+#include "tpm2_token.h"
 #include "util.h"
 
 #define POLL_MS 200           /* device and mapping polling interval */
@@ -33,6 +35,7 @@
 #define REASONS_MAX 2048
 #define CMDLINE_D "/etc/cmdline.d"
 #define CMDLINE_D_MAX 64      /* files read from it */
+#define LOCK_EARLY_MS 2000    /* the TPM lock's wait when thaw stopped before looking for its device */
 
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
@@ -44,6 +47,7 @@ const struct resume_ops resume_default_ops = {
         .deactivate = luks_deactivate,
         .is_active = luks_is_active,
         .handoff = handoff_write,
+        .tpm_lock = tpm2_lock_boot,
 };
 
 __attribute__((format(printf, 4, 5)))
@@ -494,6 +498,55 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
         return RESUME_MISMATCH_KEPT;
 }
 
+/* resume_run()'s TPM2 lock: what it needs to know, filled in as run() gets there. */
+struct resume_lock {
+        char dev[PATH_MAX];   /* the LUKS2 device once probed, "" before */
+        int64_t deadline_ms;  /* rd.thaw.timeout='s deadline once set, 0 before */
+        bool done;
+};
+
+/*
+ * Security: once thaw is done, whatever the outcome (handoff, no image, image refused, wrong key,
+ * another source won, an error), nothing later in this boot may unseal a thaw-tpm2 key: not a
+ * shell, not the system that boots on, not the resumed one. So each lock PCR the boot could have
+ * used (the chain's tpm2 sources', the device's thaw-tpm2 tokens') is extended right before the
+ * handoff and at the end of every other path. A failure here is said and the boot goes on.
+ */
+static void lock_tpm(const struct resume_ctx *c)
+{
+        struct resume_lock *l = c->lock;
+        struct luks_tokens *tokens = NULL;
+        struct keychain chain = { 0 };
+        char why[512], list[64];
+        int64_t deadline;
+        uint32_t pcrs;
+        int r;
+
+        if (!l || l->done || !c->ops->tpm_lock)
+                return;
+        l->done = true;
+        if (keychain_parse(c->args->key, &chain) < 0)
+                chain.n = 0;
+        if (l->dev[0] && c->ops->tokens && c->ops->tokens(l->dev, &tokens) < 0)
+                tokens = NULL;
+        pcrs = tpm2_lock_pcrs(&chain, tokens);
+        if (tokens && c->ops->tokens_free)
+                c->ops->tokens_free(tokens);
+        if (pcrs == 0)
+                return;
+        deadline = l->deadline_ms ? l->deadline_ms : clock_now_ms() + LOCK_EARLY_MS;
+        r = c->ops->tpm_lock(c->root, pcrs, deadline, why, sizeof(why));
+        tpm2_pcrs_format(pcrs, list, sizeof(list));
+        if (r == 0)
+                SAY(c, LOG_INFO, "TPM2 lock PCR %s extended: no thaw-tpm2 key unseals for the rest of this "
+                    "boot", list);
+        else if (r == -ENODEV)
+                SAY(c, LOG_INFO, "no TPM2 device: lock PCR %s not extended (nothing to unseal)", list);
+        else
+                SAY(c, LOG_WARNING, "cannot extend TPM2 lock PCR %s (%s): a thaw-tpm2 key may still unseal "
+                    "later in this boot", list, why[0] ? why : strerror(-r));
+}
+
 /* The peak memory of this process so far, for whoever sizes the initramfs's RAM; nothing if unknown. */
 static void say_peak_memory(const struct resume_ctx *c)
 {
@@ -539,6 +592,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                     shown, strerror(-r), note);
                 return RESUME_NO_MAPPING;
         }
+        lock_tpm(c); /* the resumed system must not unseal either */
         say_peak_memory(c);
         SAY(c, LOG_NOTICE, "resuming from %s (%u:%u, offset %" PRIu64 ")", shown, maj, min, a->offset);
         r = c->ops->handoff(c->root, maj, min, a->offset);
@@ -651,6 +705,8 @@ static enum resume_outcome run(const struct resume_ctx *c)
                 return RESUME_BAD_DEVICE;
         }
         deadline = clock_now_ms() + (int64_t)a->timeout_s * 1000;
+        if (c->lock)
+                c->lock->deadline_ms = deadline;
         r = wait_device(c, deadline, dev, sizeof(dev));
         if (r < 0) {
                 SAY(c, LOG_WARNING, "device %s did not appear within %u s: boot continues without resume",
@@ -667,6 +723,8 @@ static enum resume_outcome run(const struct resume_ctx *c)
                             "continues without resume", dev, strerror(-r));
                 return RESUME_NOT_LUKS;
         }
+        if (c->lock)
+                snprintf(c->lock->dev, sizeof(c->lock->dev), "%s", dev);
         if (c->ops->is_active(a->name) == 1) {
                 SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", a->name);
                 return after_unlock(c, dev, deadline);
@@ -719,13 +777,17 @@ const char *resume_outcome_name(enum resume_outcome o)
 enum resume_outcome resume_run(const struct resume_ctx *c)
 {
         struct capture cap = { .say = c->say, .userdata = c->userdata };
-        struct resume_ctx inner = *c;
+        struct resume_lock lock = { .done = false };
+        struct resume_ctx outer = *c, inner;
         enum resume_outcome o;
         int r;
 
+        outer.lock = &lock;
+        inner = outer;
         inner.say = capture_say;
         inner.userdata = &cap;
         o = run(&inner);
+        lock_tpm(&outer); /* every other path: its message is not the outcome's */
         snprintf(cap.state.outcome, sizeof(cap.state.outcome), "%s", resume_outcome_name(o));
         if (!*cap.state.device)
                 snprintf(cap.state.device, sizeof(cap.state.device), "%s", c->args->device);

@@ -42,6 +42,8 @@ struct resume_ops {
         int (*deactivate)(const char *name);
         int (*is_active)(const char *name);
         int (*handoff)(const char *root, unsigned maj, unsigned min, uint64_t offset);
+        /* Extend the TPM2 lock PCRs (tpm2_lock_boot()); NULL: no TPM lock. */
+        int (*tpm_lock)(const char *root, uint32_t pcrs, int64_t deadline_ms, char *why, size_t size);
 };
 
 extern const struct resume_ops resume_default_ops; /* libcryptsetup, key sources, /sys/power */
@@ -55,6 +57,7 @@ struct resume_ctx {
         const struct resume_ops *ops;
         resume_say_fn say;
         void *userdata;
+        struct resume_lock *lock;      /* resume_run()'s own; NULL in callers' contexts */
 };
 
 /*

@@ -38,6 +38,9 @@ static struct {
         uint64_t physpages;     /* the image's num_physpages */
         int bad_magic;          /* the image's header page is not x86_64's */
         int lzo;                /* compressed (SF_CRC32_MODE), its one chunk has cmp_len 0 */
+        int locks, locks_at_handoff; /* tpm_lock calls, in all and when the handoff came */
+        uint32_t lock_pcrs;
+        int lock_err;           /* forced tpm_lock error, 0 = extended */
         int said;
         char lines[16][1024];
         int levels[16];
@@ -175,6 +178,7 @@ static int fake_handoff(const char *root, unsigned maj, unsigned min, uint64_t o
         int r = resume_default_ops.handoff(root, maj, min, offset);
 
         fx.handoffs++;
+        fx.locks_at_handoff = fx.locks;
         if (r == 0 && fx.kernel == KERNEL_CONSUMES)
                 write_header("/dev/mapper/thaw-swap", HDR_SWAP, offset);
         return r;
@@ -238,6 +242,17 @@ static const struct resume_ops passphrase_ops = {
         .is_active = fake_is_active,
         .handoff = fake_handoff,
 };
+
+static int fake_tpm_lock(const char *root, uint32_t pcrs, int64_t deadline_ms, char *why, size_t size)
+{
+        (void)root;
+        assert_true(deadline_ms > 0);
+        fx.locks++;
+        fx.lock_pcrs = pcrs;
+        if (fx.lock_err)
+                snprintf(why, size, "the TPM did not answer");
+        return fx.lock_err;
+}
 
 static int setup(void **state)
 {
@@ -922,6 +937,65 @@ static void test_state_without_image(void **state)
                             "left untouched\n");
 }
 
+/* Every exit of thaw resume extends the lock PCR of a chain naming tpm2, once; the handoff after it. */
+static void test_tpm_lock_every_path(void **state)
+{
+        static const struct {
+                const char *cmdline;
+                enum header header;
+                enum resume_outcome outcome;
+                uint32_t pcrs;  /* 0: no lock asked for */
+        } cases[] = {
+                { "rd.thaw=0 rd.thaw.key=tpm2", HDR_SWAP, RESUME_DISABLED, 1u << 15 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=tpm2 noresume", HDR_SWAP, RESUME_NORESUME, 1u << 15 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=tpm2:lock=14,keyfile:/keys/good", HDR_SWAP,
+                  RESUME_NO_IMAGE, 1u << 14 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad,tpm2", HDR_SWAP, RESUME_NO_KEY, 1u << 15 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2", HDR_OTHER, RESUME_FOREIGN,
+                  1u << 15 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2", HDR_IMAGE, RESUME_KEPT, 1u << 15 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2 rd.thaw.timeout=1",
+                  HDR_IMAGE, RESUME_KEPT, 1u << 15 },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", HDR_IMAGE, RESUME_KEPT, 0 },
+        };
+        struct resume_ops ops = fake_ops;
+
+        (void)state;
+        ops.tpm_lock = fake_tpm_lock;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                fx.locks = fx.locks_at_handoff = fx.handoffs = 0;
+                fx.lock_pcrs = 0;
+                fx.said = 0;
+                fx.header = cases[i].header;
+                assert_int_equal(run(cases[i].cmdline, &ops), cases[i].outcome);
+                assert_int_equal(fx.locks, cases[i].pcrs ? 1 : 0);
+                assert_int_equal(fx.lock_pcrs, cases[i].pcrs);
+                if (cases[i].pcrs)
+                        assert_true(said("extended: no thaw-tpm2 key unseals for the rest of this boot"));
+                /* The resumed system must not unseal either: locked before the image is handed over. */
+                if (fx.handoffs)
+                        assert_int_equal(fx.locks_at_handoff, fx.locks);
+        }
+}
+
+/* A lock that fails is said; the boot goes on with the outcome it had, written as such. */
+static void test_tpm_lock_fails(void **state)
+{
+        struct resume_ops ops = fake_ops;
+
+        (void)state;
+        ops.tpm_lock = fake_tpm_lock;
+        fx.lock_err = -EIO;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2", &ops), RESUME_NO_IMAGE);
+        assert_string_equal(last(), "cannot extend TPM2 lock PCR 15 (the TPM did not answer): a thaw-tpm2 key may "
+                            "still unseal later in this boot");
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "no-image"));
+        fx.lock_err = -ENODEV;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2", &ops), RESUME_NO_IMAGE);
+        assert_string_equal(last(), "no TPM2 device: lock PCR 15 not extended (nothing to unseal)");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -958,6 +1032,8 @@ int main(void)
                 T(test_mismatch_discard),
                 T(test_mismatch_bad_value),
                 T(test_state_without_image),
+                T(test_tpm_lock_every_path),
+                T(test_tpm_lock_fails),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

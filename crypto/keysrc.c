@@ -55,14 +55,16 @@ int keysrc_parse(const char *one, struct keysrc *out)
 {
         enum keysrc_type t;
         const char *arg;
+        int r;
 
         if (!one || !out || provider_of(one, &t, &arg) < 0)
                 return -EINVAL;
         /* "fwcfg:" (an empty argument) is malformed; a bare name is a source only if check("") says so. */
         if ((arg > one && (arg[-1] == ':' || arg[-1] == ',') && *arg == '\0') || strlen(arg) >= KEYSRC_ARG_MAX)
                 return -EINVAL;
-        if (providers[t]->check(arg) < 0)
-                return -EINVAL;
+        r = providers[t]->check(arg);
+        if (r < 0)
+                return r == -ERANGE ? r : -EINVAL;
         out->type = t;
         snprintf(out->arg, sizeof(out->arg), "%s", arg);
         return 0;

@@ -66,7 +66,10 @@ struct keysrc_enrollment {
  * piece that is neither "type:…" nor a bare name continues the source before it, so sources
  * whose arguments hold commas read naturally: "tpm2:pcrs=7,bank=sha256,fwcfg:opt/thaw/key".
  */
-/* Parse a comma-separated chain; -EINVAL on an empty, unknown or malformed source, -E2BIG on too many. */
+/*
+ * Parse a comma-separated chain; -EINVAL on an empty, unknown or malformed source, -E2BIG on too
+ * many, -ERANGE for a tpm2 source whose pcrs= names a PCR of 16-23 (resettable by software).
+ */
 int keychain_parse(const char *spec, struct keychain *out);
 int keysrc_parse(const char *one, struct keysrc *out);
 /* "fwcfg:NAME" (or a bare "tpm2") back into text; -ENAMETOOLONG on truncation. */

@@ -45,6 +45,10 @@ static int pcr_list(const char *p, const char *end, uint32_t *out)
 
                 if (small_number(p, stop, 0, TPM2_PCR_COUNT - 1, &pcr) < 0 || (mask & (1u << pcr)))
                         return -EINVAL;
+                /* Security: 16-23 can be reset by software (TPM2_PCR_Reset at locality 0): anyone
+                 * could reset them and extend them to the sealed values. */
+                if (pcr > TPM2_PCR_POLICY_MAX)
+                        return -ERANGE;
                 mask |= 1u << pcr;
                 if (!plus)
                         break;
@@ -96,8 +100,10 @@ int tpm2_opts_parse(const char *arg, struct tpm2_opts *out)
 
                 if (!end)
                         end = p + strlen(p);
-                if (opt_one(p, end, &o, &seen) < 0)
-                        return -EINVAL;
+                int r = opt_one(p, end, &o, &seen);
+
+                if (r < 0)
+                        return r == -ERANGE ? r : -EINVAL;
                 p = *end ? end + 1 : end;
                 if (*end && !*p)
                         return -EINVAL; /* a trailing ',' */
@@ -233,6 +239,8 @@ static int pcrs_of(struct json_object *o, uint32_t *out)
                 pcr = json_object_get_int64(v);
                 if (pcr < 0 || pcr >= TPM2_PCR_COUNT || (mask & (1u << pcr)))
                         return -EINVAL;
+                if (pcr > TPM2_PCR_POLICY_MAX)
+                        return -ERANGE; /* as pcrs= in the source: a policy on them protects nothing */
                 mask |= 1u << pcr;
         }
         *out = mask;
@@ -269,7 +277,11 @@ static int fields_check(struct json_object *o, struct tpm2_token *t, char *why, 
                 return set_why(why, size, "unknown tpm2-bank");
         if (hex_decode(hex, t->policy, sizeof(t->policy)) < 0)
                 return set_why(why, size, "tpm2-policy-hash is not 64 lower-case hex digits");
-        if (pcrs_of(o, &t->pcrs) < 0)
+        n = pcrs_of(o, &t->pcrs);
+        if (n == -ERANGE)
+                return set_why(why, size, "tpm2-pcrs names a PCR of 16-23, which software can reset: "
+                               TPM2_RESETTABLE_WHY);
+        if (n < 0)
                 return set_why(why, size, "tpm2-pcrs is not a list of distinct PCRs 0-23");
         if (!json_object_object_get_ex(o, "tpm2-lock-pcr", &v) || !json_object_is_type(v, json_type_int))
                 return set_why(why, size, "tpm2-lock-pcr missing or not a number");

@@ -18,6 +18,12 @@
 #define TPM2_LOCK_PCR_DEFAULT 15
 #define TPM2_LOCK_PCR_MIN 8
 #define TPM2_LOCK_PCR_MAX 15
+/*
+ * A policy binds PCRs 0-15 only: 16-23 can be reset by software at locality 0 (the debug PCR 16,
+ * and 23 for applications, among them), so anyone could reset one and extend it to the sealed value.
+ */
+#define TPM2_PCR_POLICY_MAX 15
+#define TPM2_RESETTABLE_WHY "a policy on them protects nothing; choose among PCRs 0-15"
 
 /* The options of a tpm2 source: tpm2[:pcrs=7+11][,bank=sha256][,lock=15]. */
 struct tpm2_opts {
@@ -26,7 +32,7 @@ struct tpm2_opts {
         unsigned lock;    /* TPM2_LOCK_PCR_MIN..MAX */
 };
 
-/* 0, or -EINVAL for anything but well-formed options ("" gives the defaults). */
+/* 0, -ERANGE if pcrs= names a PCR of 16-23, or -EINVAL for anything else malformed ("" gives the defaults). */
 int tpm2_opts_parse(const char *arg, struct tpm2_opts *out);
 
 /* What a thaw-tpm2 token holds besides type, keyslots and thaw-source. */

@@ -140,7 +140,14 @@ static int one_source(const char *spec, const char *opt, struct keysrc *out)
 {
         struct keychain c;
 
-        if (keychain_parse(spec, &c) < 0 || c.n != 1) {
+        int r = keychain_parse(spec, &c);
+
+        if (r == -ERANGE) {
+                log_msg(LOG_ERR, "%s %s: pcrs= names a PCR of 16-23, which software can reset: %s", opt, spec,
+                        TPM2_RESETTABLE_WHY);
+                return r;
+        }
+        if (r < 0 || c.n != 1) {
                 log_msg(LOG_ERR, "%s %s is not one key source (see thaw enroll --help)", opt, spec);
                 return -EINVAL;
         }
@@ -288,7 +295,10 @@ static int unlock_chain(const struct enroll_opts *o, struct keychain *chain)
                 spec = a.key;
         }
         r = keychain_parse(spec, chain);
-        if (r < 0)
+        if (r == -ERANGE)
+                log_msg(LOG_ERR, "%s: pcrs= names a PCR of 16-23, which software can reset: %s", spec,
+                        TPM2_RESETTABLE_WHY);
+        else if (r < 0)
                 log_msg(LOG_ERR, "%s is not a key source chain", spec);
         return r;
 }

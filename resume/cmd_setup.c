@@ -25,6 +25,7 @@
 #include "swap.h"
 #include "swapfile.h"
 #include "swsusp.h"
+#include "tpm2_token.h"
 #include "util.h"
 
 #define LUKS_LABEL_MAX 47   /* LUKS2 header label field is 48 bytes */
@@ -482,6 +483,11 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         r = keychain_parse(o->key, &chain);
         if (r == 0)
                 r = keychain_format(&chain, spec, sizeof(spec));
+        if (r == -ERANGE) {
+                log_msg(LOG_ERR, "--key %s: pcrs= names a PCR of 16-23, which software can reset: %s", o->key,
+                        TPM2_RESETTABLE_WHY);
+                return CMD_USAGE;
+        }
         if (r < 0) {
                 log_msg(LOG_ERR, "--key %s is not a key source chain", o->key);
                 return CMD_USAGE;
@@ -551,6 +557,11 @@ enum cmd_status cmd_setup(int argc, char **argv)
                 r = imds_allow_urls(o.allow_url);
         if (r == 0)
                 r = keychain_format(&chain, spec, sizeof(spec));
+        if (r == -ERANGE) {
+                log_msg(LOG_ERR, "--key %s: pcrs= names a PCR of 16-23, which software can reset: %s", o.key,
+                        TPM2_RESETTABLE_WHY);
+                return CMD_USAGE;
+        }
         if (r < 0) {
                 log_msg(LOG_ERR, "--key %s is not a key source chain (fwcfg:NAME, keyfile:PATH, "
                         "comma-separated)", o.key);

@@ -62,6 +62,22 @@ static void test_chain_bad(void **state)
         }
 }
 
+/* PCRs 16-23 can be reset by software: a policy on them is refused with its own error. */
+static void test_chain_resettable(void **state)
+{
+        static const char *const bad[] = {
+                "tpm2:pcrs=16", "tpm2:pcrs=7+23", "tpm2:pcrs=16+7,bank=sha256", "fwcfg:a,tpm2:pcrs=20",
+        };
+        struct keychain c;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                if (keychain_parse(bad[i], &c) != -ERANGE)
+                        fail_msg("\"%s\" was not refused as resettable", bad[i]);
+        }
+        assert_int_equal(keychain_parse("tpm2:pcrs=0+7+14", &c), 0);
+}
+
 /* The digest a PolicyPCR session reaches, for known values (checked against a TPM in test/host). */
 static void test_policy_pcr(void **state)
 {
@@ -173,6 +189,8 @@ static void test_token_bad(void **state)
         bad_token("\"tpm2-bank\":\"sha256\"", "\"tpm2-bank\":256", "tpm2-bank is not a string");
         bad_token("\"tpm2-pcrs\":[7,15]", "\"tpm2-pcrs\":[7,7,15]", "tpm2-pcrs");
         bad_token("\"tpm2-pcrs\":[7,15]", "\"tpm2-pcrs\":[7,24,15]", "tpm2-pcrs");
+        bad_token("\"tpm2-pcrs\":[7,15]", "\"tpm2-pcrs\":[7,16,15]", "16-23, which software can reset");
+        bad_token("\"tpm2-pcrs\":[7,15]", "\"tpm2-pcrs\":[23,15]", "16-23, which software can reset");
         bad_token("\"tpm2-pcrs\":[7,15]", "\"tpm2-pcrs\":\"7+15\"", "tpm2-pcrs");
         bad_token("\"tpm2-pcrs\":[7,15]", "\"tpm2-pcrs\":[7,[15]]", "tpm2-pcrs");
         bad_token("\"tpm2-policy-hash\":\"00", "\"tpm2-policy-hash\":\"01", "not the blob's policy");
@@ -322,6 +340,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_chain),
                 cmocka_unit_test(test_chain_bad),
+                cmocka_unit_test(test_chain_resettable),
                 cmocka_unit_test(test_policy_pcr),
                 cmocka_unit_test(test_token_good),
                 cmocka_unit_test(test_token_bad),

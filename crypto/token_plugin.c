@@ -118,9 +118,10 @@ static char *locked_buffer(size_t len)
 int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len,
                           void *usrptr)
 {
-        /* The provider sees this token only (a tpm2 source takes its sealed blob from it). */
-        static struct luks_tokens one;
-        struct keysrc_ctx kc = { .root = "", .tokens = &one };
+        /* The provider sees this token only (a tpm2 source takes its sealed blob from it). Per call:
+         * libcryptsetup may open tokens of several devices at once (one context per thread). */
+        struct luks_tokens *one;
+        struct keysrc_ctx kc = { .root = "" };
         const char *json = NULL;
         struct secret *key = NULL;
         struct keysrc src;
@@ -139,13 +140,17 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
                 return -ENOANO;
         if (crypt_token_json_get(cd, token, &json) < 0 || !json)
                 return -ENOENT;
-        memset(&one, 0, sizeof(one));
-        one.n = 1;
-        one.t[0].id = token;
-        snprintf(one.t[0].type, sizeof(one.t[0].type), "%s%s", LUKS_TOKEN_PREFIX, keysrc_type_name(src.type));
-        one.t[0].json = (char *)json; /* libcryptsetup's, valid while cd is */
+        one = calloc(1, sizeof(*one));
+        if (!one)
+                return -ENOMEM;
+        one->n = 1;
+        one->t[0].id = token;
+        snprintf(one->t[0].type, sizeof(one->t[0].type), "%s%s", LUKS_TOKEN_PREFIX, keysrc_type_name(src.type));
+        one->t[0].json = (char *)json; /* libcryptsetup's, valid while cd is; not ours to free */
+        kc.tokens = one;
         kc.deadline_ms = clock_now_ms() + PLUGIN_FETCH_MS;
         r = keysrc_fetch(&src, &kc, &key);
+        free(one);
         if (r < 0) {
                 if (keysrc_format(&src, name, sizeof(name)) < 0)
                         name[0] = '\0';

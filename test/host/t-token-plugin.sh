@@ -183,5 +183,15 @@ else
         not_ok "a wrong PIN does not"
 fi
 
+# libcryptsetup may open tokens of several devices at once (one context per thread): the plugin's
+# own code keeps no per-call state in writable static storage (.data or .bss).
+obj=$(dirname "$tokens")/pic/obj/crypto/token_plugin.o
+if [ -f "$obj" ] && nm "$obj" > "$tmp/out" 2>&1 && ! grep -E ' [bBdD] ' "$tmp/out" > "$tmp/statics"; then
+        ok "the plugin keeps no static per-call state"
+else
+        cp "$tmp/statics" "$tmp/out" 2> /dev/null
+        not_ok "the plugin keeps no static per-call state"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

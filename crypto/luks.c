@@ -395,11 +395,23 @@ int luks_enroll(const char *dev, const struct secret *unlock, const struct keysr
         return r < 0 ? r : 0;
 }
 
-int luks_token_remove(const char *dev, int id)
+/* 1 if a token other than id is bound to slot. */
+static int slot_shared(struct crypt_device *cd, int id, int slot)
+{
+        for (int other = 0; other < LUKS_TOKENS_MAX; other++) {
+                if (other != id && crypt_token_status(cd, other, NULL) != CRYPT_TOKEN_INACTIVE &&
+                    crypt_token_is_assigned(cd, other, slot) == 0)
+                        return 1;
+        }
+        return 0;
+}
+
+int luks_token_remove(const char *dev, int id, uint32_t *kept)
 {
         struct crypt_device *cd = NULL;
         const char *type = NULL;
-        int r, slots, active = 0, bound = 0;
+        uint32_t doomed = 0, shared = 0;
+        int r, slots, active = 0, n_doomed = 0;
 
         if (id < 0 || id >= LUKS_TOKENS_MAX)
                 return -EINVAL;
@@ -411,26 +423,35 @@ int luks_token_remove(const char *dev, int id)
                 goto out;
         }
         slots = crypt_keyslot_max(CRYPT_LUKS2);
-        for (int slot = 0; slot < slots; slot++) {
+        for (int slot = 0; slot < slots && slot < 32; slot++) {
                 crypt_keyslot_info st = crypt_keyslot_status(cd, slot);
 
                 if (st != CRYPT_SLOT_ACTIVE && st != CRYPT_SLOT_ACTIVE_LAST)
                         continue;
                 active++;
-                if (crypt_token_is_assigned(cd, id, slot) == 0)
-                        bound++;
+                if (crypt_token_is_assigned(cd, id, slot) != 0)
+                        continue;
+                /* A keyslot another token still refers to stays: that token would open nothing. */
+                if (slot_shared(cd, id, slot)) {
+                        shared |= 1u << slot;
+                } else {
+                        doomed |= 1u << slot;
+                        n_doomed++;
+                }
         }
         /* Refused before anything changes: a device with no keyslot left has lost its data. */
-        if (bound >= active) {
+        if (n_doomed >= active) {
                 r = -EBUSY;
                 goto out;
         }
-        for (int slot = 0; slot < slots && r >= 0; slot++) {
-                if (crypt_token_is_assigned(cd, id, slot) == 0)
+        for (int slot = 0; slot < 32 && r >= 0; slot++) {
+                if (doomed & (1u << slot))
                         r = crypt_keyslot_destroy(cd, slot);
         }
         if (r >= 0)
                 r = crypt_token_json_set(cd, id, NULL);
+        if (r >= 0 && kept)
+                *kept = shared;
 out:
         crypt_free(cd);
         return r < 0 ? r : 0;

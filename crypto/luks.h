@@ -44,10 +44,11 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
 int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id);
 
 /*
- * Remove token id and the keyslots bound to it. -ENOENT: no such token; -EBUSY: it would remove
- * the last active keyslot (the device could never be opened again).
+ * Remove token id and the keyslots bound to it that no other token refers to; those another token
+ * refers to stay, and go into *kept (bit i: keyslot i; may be NULL). -ENOENT: no such token;
+ * -EBUSY: it would remove the last active keyslot (the device could never be opened again).
  */
-int luks_token_remove(const char *dev, int id);
+int luks_token_remove(const char *dev, int id, uint32_t *kept);
 
 #define LUKS_TOKENS_MAX 32             /* LUKS2 token ids are 0..31 */
 #define LUKS_TOKEN_READ_MAX 65536      /* any token's JSON, ours or another tool's, capped */

@@ -200,9 +200,30 @@ static int list(const struct enroll_opts *o)
         return 0;
 }
 
+/* "0,2" for a keyslot mask, into buf. */
+static const char *slot_list(uint32_t mask, char *buf, size_t size)
+{
+        size_t used = 0;
+
+        buf[0] = '\0';
+        for (unsigned slot = 0; slot < 32; slot++) {
+                int n;
+
+                if (!(mask & (1u << slot)))
+                        continue;
+                n = snprintf(buf + used, size - used, "%s%u", used ? "," : "", slot);
+                if (n < 0 || (size_t)n >= size - used)
+                        break;
+                used += (size_t)n;
+        }
+        return buf;
+}
+
 static int remove_token(const struct enroll_opts *o)
 {
-        int r = luks_token_remove(o->device, o->remove);
+        char list[128];
+        uint32_t kept = 0;
+        int r = luks_token_remove(o->device, o->remove, &kept);
 
         if (r == -ENOENT)
                 log_msg(LOG_ERR, "%s has no token %d: nothing removed", o->device, o->remove);
@@ -211,6 +232,9 @@ static int remove_token(const struct enroll_opts *o)
                         "could never be opened again); enroll another source first", o->remove, o->device);
         else if (r < 0)
                 log_msg(LOG_ERR, "removing token %d of %s failed (%s)", o->remove, o->device, strerror(-r));
+        else if (kept)
+                log_msg(LOG_INFO, "removed token %d and its keyslots from %s, except keyslots %s: other tokens "
+                        "still use them", o->remove, o->device, slot_list(kept, list, sizeof(list)));
         else
                 log_msg(LOG_INFO, "removed token %d and its keyslots from %s", o->remove, o->device);
         return r;

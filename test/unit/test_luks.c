@@ -560,6 +560,36 @@ static void test_luks_dump(void **state)
         assert_null(strstr(out, "argon2"));
 }
 
+/*
+ * --remove destroys only the keyslots no other token refers to: with token 1 bound to keyslot 0
+ * too, removing token 0 keeps keyslot 0 (its key still opens the device); and the last keyslots
+ * are never destroyed.
+ */
+static void test_remove_keeps_shared_keyslot(void **state)
+{
+        char own[sizeof(dir) + 16];
+        struct crypt_device *cd = NULL;
+        uint32_t kept = 0;
+
+        (void)state;
+        snprintf(own, sizeof(own), "%s/shared.img", dir);
+        make_file(own);
+        assert_int_equal(format(own, NULL, &chain, keys), 0);
+        assert_int_equal(crypt_init(&cd, own), 0);
+        assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+        assert_int_equal(crypt_token_assign_keyslot(cd, 1, 0), 1);
+        crypt_free(cd);
+
+        assert_int_equal(luks_token_remove(own, 0, &kept), 0);
+        assert_int_equal(kept, 1u << 0);
+        assert_int_equal(luks_check_key(own, keys[0]), 0);
+        assert_int_equal(luks_check_key(own, keys[1]), 0);
+        /* Token 1 now holds both remaining keyslots: removing it would leave none. */
+        assert_int_equal(luks_token_remove(own, 1, &kept), -EBUSY);
+        assert_int_equal(luks_check_key(own, keys[0]), 0);
+        assert_int_equal(luks_check_key(own, keys[1]), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -576,6 +606,7 @@ int main(void)
                 cmocka_unit_test(test_foreign_tokens_ignored),
                 cmocka_unit_test(test_luks_dump),
                 cmocka_unit_test(test_enroll_failure_leaves_nothing),
+                cmocka_unit_test(test_remove_keeps_shared_keyslot),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

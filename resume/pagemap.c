@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Which pages of a process are out in swap, and where: /proc/PID/maps and /proc/PID/pagemap. */
+/* Which pages of a process are out in swap, and where: /proc/PID/smaps and /proc/PID/pagemap. */
 #include "pagemap.h"
 
 #include <errno.h>
@@ -113,6 +113,52 @@ static int maps_line(const char *line, uint64_t *start, uint64_t *end)
         return 1;
 }
 
+/* One mapping of smaps: its range, whether it is worth reading, what its Swap: line said. */
+struct vma {
+        uint64_t start, end;
+        int wanted;     /* private and accessible (maps_line) */
+        int swap_known; /* a Swap: line was seen */
+        uint64_t swap_kib;
+};
+
+/*
+ * Read the pagemap of a finished mapping, unless smaps said it has nothing in swap: a huge sparse
+ * mapping (a JIT's reserve, an ASan shadow) costs 8 bytes of pagemap per page, swapped or not.
+ * No Swap: line (a kernel without it, a fixture): read it all, as before.
+ */
+static int flush_vma(int pfd, struct vma *v, const struct swapped_page *tag, struct swapped_list *l)
+{
+        int wanted = v->wanted && (!v->swap_known || v->swap_kib > 0);
+
+        v->wanted = 0;
+        return wanted ? scan_range(pfd, v->start, v->end, tag, l) : 0;
+}
+
+/* One line of smaps: "Key: value kB" within a mapping, or the heading of the next mapping. */
+static int smaps_line(int pfd, const char *line, struct vma *v, const struct swapped_page *tag,
+                      struct swapped_list *l, size_t *vmas)
+{
+        const char *sp = strpbrk(line, " \t\n");
+        unsigned long long kib;
+        int r;
+
+        if (sp && sp > line && sp[-1] == ':') {
+                if (strncmp(line, "Swap:", 5) == 0 && sscanf(line + 5, "%llu", &kib) == 1) {
+                        v->swap_known = 1;
+                        v->swap_kib = kib;
+                }
+                return 0;
+        }
+        r = flush_vma(pfd, v, tag, l);
+        if (r < 0)
+                return r;
+        if (++*vmas > MAPS_VMAS_MAX)
+                return -E2BIG;
+        *v = (struct vma){ 0 };
+        v->wanted = maps_line(line, &v->start, &v->end);
+        return 0;
+}
+
 static int open_at(const char *root, pid_t pid, const char *what, int flags)
 {
         char rel[64], path[PATH_MAX];
@@ -132,12 +178,13 @@ int pagemap_scan(const char *root, pid_t pid, uint32_t proc, uint8_t cls, struct
         const struct swapped_page tag = { .proc = proc, .cls = cls };
         size_t before = list->n, vmas = 0;
         char line[MAPS_LINE_MAX];
+        struct vma v = { 0 };
         int mfd, pfd, r = 0;
-        FILE *maps;
+        FILE *smaps;
 
         if (pid <= 0)
                 return -EINVAL;
-        mfd = open_at(root, pid, "maps", O_RDONLY);
+        mfd = open_at(root, pid, "smaps", O_RDONLY);
         if (mfd < 0)
                 return mfd;
         pfd = open_at(root, pid, "pagemap", O_RDONLY);
@@ -145,28 +192,26 @@ int pagemap_scan(const char *root, pid_t pid, uint32_t proc, uint8_t cls, struct
                 close(mfd);
                 return pfd;
         }
-        maps = fdopen(mfd, "r");
-        if (!maps) {
+        smaps = fdopen(mfd, "r");
+        if (!smaps) {
                 r = -errno;
                 close(mfd);
                 close(pfd);
                 return r;
         }
-        while (r == 0 && fgets(line, sizeof(line), maps)) {
-                uint64_t start, end;
+        while (r == 0 && fgets(line, sizeof(line), smaps)) {
                 int whole = strchr(line, '\n') != NULL;
 
-                if (++vmas > MAPS_VMAS_MAX)
-                        r = -E2BIG;
-                else if (maps_line(line, &start, &end))
-                        r = scan_range(pfd, start, end, &tag, list);
+                r = smaps_line(pfd, line, &v, &tag, list, &vmas);
                 /* A long path: drop the rest of the line. */
-                while (r == 0 && !whole && fgets(line, sizeof(line), maps))
+                while (r == 0 && !whole && fgets(line, sizeof(line), smaps))
                         whole = strchr(line, '\n') != NULL;
         }
-        if (r == 0 && ferror(maps))
+        if (r == 0 && ferror(smaps))
                 r = -EIO;
-        fclose(maps);
+        if (r == 0)
+                r = flush_vma(pfd, &v, &tag, list);
+        fclose(smaps);
         close(pfd);
         if (r < 0) {
                 list->n = before;

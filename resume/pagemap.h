@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Which pages of a process are out in swap, and where: /proc/PID/maps and /proc/PID/pagemap. */
+/* Which pages of a process are out in swap, and where: /proc/PID/smaps and /proc/PID/pagemap. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -41,7 +41,7 @@ int pagemap_swap_entry(uint64_t entry, unsigned *type, uint64_t *offset);
 /*
  * Append the swapped pages of ROOT/proc/PID to list, tagged with proc and cls. Only private
  * mappings that allow some access are read (shared memory is swapped through the page cache and
- * pagemap does not show it). Returns the number added, -ENOENT/-ESRCH if the process is gone,
+ * pagemap does not show it), and of those only the ones whose smaps Swap: is not 0 kB. Returns the number added, -ENOENT/-ESRCH if the process is gone,
  * -E2BIG past PAGEMAP_LIST_MAX, -errno. On failure the list keeps what it had before.
  */
 int pagemap_scan(const char *root, pid_t pid, uint32_t proc, uint8_t cls, struct swapped_list *list);

@@ -66,12 +66,20 @@ static void test_scan_fixture(void **state)
         const uint64_t shared[] = { SWP(0, 7) }, none[] = { SWP(0, 8) }, stack[] = { SWP(1, 3) };
 
         (void)state;
-        ft_puts("/proc/42/maps",
+        /* smaps as the kernel writes it; the stack's lines have no Swap: (read as before). */
+        ft_puts("/proc/42/smaps",
                 "00400000-00405000 rw-p 00000000 00:00 0                          [heap]\n"
+                "Size:                 20 kB\n"
+                "Swap:                 12 kB\n"
+                "SwapPss:              12 kB\n"
+                "VmFlags: rd wr mr mw me ac sd\n"
                 "00500000-00501000 rw-s 00000000 00:05 17                         /dev/zero (deleted)\n"
+                "Swap:                  4 kB\n"
                 "00600000-00601000 ---p 00000000 00:00 0 \n"
+                "Swap:                  4 kB\n"
                 "7ffff000-80000000 rw-p 00000000 00:00 0                          [stack]\n"
-                "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0          [vsyscall]\n");
+                "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0          [vsyscall]\n"
+                "Swap:                  0 kB\n");
         put_entries("/proc/42/pagemap", 0x400000, heap, 5);
         put_entries("/proc/42/pagemap", 0x500000, shared, 1);
         put_entries("/proc/42/pagemap", 0x600000, none, 1);
@@ -105,11 +113,42 @@ static void test_scan_long_path(void **state)
 
         (void)state;
         snprintf(maps, sizeof(maps), "00400000-00401000 rw-p 00000000 00:00 0 /%01000d\n"
-                                     "00800000-00801000 rw-p 00000000 00:00 0\n", 0);
-        ft_puts("/proc/5/maps", maps);
+                                     "Swap:                  0 kB\n"
+                                     "00800000-00801000 rw-p 00000000 00:00 0\n"
+                                     "Swap:                  4 kB\n", 0);
+        ft_puts("/proc/5/smaps", maps);
         put_entries("/proc/5/pagemap", 0x800000, e, 1);
         assert_int_equal(pagemap_scan(ft_root, 5, 0, 0, &l), 1);
         assert_int_equal(l.v[0].addr, 0x800000);
+        swapped_list_free(&l);
+}
+
+/*
+ * A mapping whose smaps says Swap: 0 kB is not read at all, however large: its pagemap here holds
+ * swap entries that would be listed if it were. A mapping with swap next to it still is.
+ */
+static void test_scan_skips_unswapped(void **state)
+{
+        struct swapped_list l = { 0 };
+        const uint64_t decoy[] = { SWP(0, 1), SWP(0, 2) }, real[] = { PRESENT(3), SWP(0, 77) };
+
+        (void)state;
+        ft_puts("/proc/9/smaps",
+                "10000000-10010000000 rw-p 00000000 00:00 0 \n"
+                "Size:           1073741824 kB\n"
+                "Rss:                   8 kB\n"
+                "Swap:                  0 kB\n"
+                "SwapPss:               0 kB\n"
+                "VmFlags: rd wr mr mw me nr sd\n"
+                "7f0000000000-7f0000002000 rw-p 00000000 00:00 0 \n"
+                "Size:                  8 kB\n"
+                "Swap:                  4 kB\n"
+                "VmFlags: rd wr mr mw me ac sd\n");
+        put_entries("/proc/9/pagemap", 0x10000000, decoy, 2);
+        put_entries("/proc/9/pagemap", 0x7f0000000000, real, 2);
+        assert_int_equal(pagemap_scan(ft_root, 9, 0, 1, &l), 1);
+        assert_int_equal(l.v[0].addr, 0x7f0000001000);
+        assert_int_equal(l.v[0].offset, 77);
         swapped_list_free(&l);
 }
 
@@ -232,9 +271,9 @@ static pid_t fake_proc(const char *comm, uint64_t addr, const uint64_t *e, size_
         }
         snprintf(rel, sizeof(rel), "/proc/%d/comm", (int)pid);
         ft_puts(rel, comm);
-        snprintf(rel, sizeof(rel), "/proc/%d/maps", (int)pid);
-        snprintf(maps, sizeof(maps), "%08llx-%08llx rw-p 00000000 00:00 0\n", (unsigned long long)addr,
-                 (unsigned long long)(addr + n * 4096));
+        snprintf(rel, sizeof(rel), "/proc/%d/smaps", (int)pid);
+        snprintf(maps, sizeof(maps), "%08llx-%08llx rw-p 00000000 00:00 0\nSwap: %zu kB\n",
+                 (unsigned long long)addr, (unsigned long long)(addr + n * 4096), n * 4);
         ft_puts(rel, maps);
         snprintf(rel, sizeof(rel), "/proc/%d/pagemap", (int)pid);
         put_entries(rel, addr, e, n);
@@ -253,12 +292,12 @@ static void test_scan_first(void **state)
         pa = fake_proc("alpha\n", 0x10000, a, 3);
         pb = fake_proc("beta\n", 0x20000, b, 2);
         /* This process itself is never a target. */
-        snprintf(rel, sizeof(rel), "/proc/%d/maps", (int)getpid());
+        snprintf(rel, sizeof(rel), "/proc/%d/smaps", (int)getpid());
         ft_puts(rel, "00030000-00031000 rw-p 00000000 00:00 0\n");
         snprintf(rel, sizeof(rel), "/proc/%d/pagemap", (int)getpid());
         put_entries(rel, 0x30000, me, 1);
         /* Nor is a PID that no longer runs. */
-        ft_puts("/proc/999999999/maps", "00040000-00041000 rw-p 00000000 00:00 0\n");
+        ft_puts("/proc/999999999/smaps", "00040000-00041000 rw-p 00000000 00:00 0\n");
 
         assert_int_equal(swapin_scan(&job), 5);
         assert_int_equal(job.n_procs, 2);
@@ -284,6 +323,7 @@ int main(void)
                 cmocka_unit_test(test_entry_decode),
                 cmocka_unit_test_setup_teardown(test_scan_fixture, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_scan_long_path, ft_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_scan_skips_unswapped, ft_setup, ft_teardown),
                 cmocka_unit_test(test_sort_order),
                 cmocka_unit_test(test_ranges),
                 cmocka_unit_test(test_ranges_need_both),

@@ -20,6 +20,7 @@
 #include "dm.h"
 #include "log.h"
 #include "power.h"
+#include "progress.h"
 #include "resume.h"
 #include "swapin.h"
 #include "swapplan.h"
@@ -102,19 +103,13 @@ struct progress {
 
 static void draw(const struct progress *p)
 {
-        uint64_t total = p->job->pages.n, done = p->job->done_pages + p->job->skipped_pages;
-        double secs = now_s() - p->t0, rate = secs > 0 ? mib(done) / secs : 0;
-        int width = 30, fill = total ? (int)(width * done / total) : width;
-        char bar[31];
+        uint64_t done = p->job->done_pages + p->job->skipped_pages;
+        char line[PROGRESS_LINE_MAX];
 
-        memset(bar, '#', (size_t)fill);
-        memset(bar + fill, '.', (size_t)(width - fill));
-        bar[width] = '\0';
-        fprintf(stderr, "\r[%s] %6.0f / %.0f MiB  %5.1f MiB/s", bar, mib(done), mib(total), rate);
-        if (rate > 0 && done < total)
-                fprintf(stderr, "  %4.0f s left ", mib(total - done) / rate);
-        else
-                fprintf(stderr, "              ");
+        /* \033[K: erase what a longer line before left at the end. */
+        if (progress_format(line, sizeof(line), done * (PAGEMAP_PAGE / 1024),
+                            p->job->pages.n * (PAGEMAP_PAGE / 1024), now_s() - p->t0) > 0)
+                fprintf(stderr, "\r%s\033[K", line);
 }
 
 static void *progress_main(void *arg)
@@ -141,6 +136,13 @@ static enum cmd_status prefetch(struct swapin_job *job, bool tty)
         int r;
 
         r = swapin_scan(job);
+        if (r == -EINTR) {
+                if (power_meminfo(job->root, &m) < 0)
+                        memset(&m, 0, sizeof(m));
+                log_msg(LOG_WARNING, "swap-in interrupted while listing swapped pages: nothing brought "
+                        "back; %" PRIu64 " MiB still only in swap", swapplan_swapped_kib(&m) / 1024);
+                return CMD_FAILED;
+        }
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot list swapped pages under %s/proc (%s): nothing brought back",
                         job->root, strerror(-r));
@@ -229,13 +231,15 @@ static enum cmd_status by_swapoff(const char *root, const char *name, uint64_t f
                 log_msg(LOG_ERR, "swapoff %s failed (%s): the swap stays on", rel, strerror(errno));
                 return CMD_FAILED;
         }
-        if (swapon(path, 0) < 0) {
+        /* With the priority it had, so the order among several swap areas stays as it was. */
+        if (swapon(path, power_swapon_flags(sw.priority)) < 0) {
                 log_msg(LOG_ERR, "swapon %s failed after swapoff (%s): the system runs without this swap, "
                         "and cannot hibernate to it until it is turned on again", rel, strerror(errno));
                 return CMD_FAILED;
         }
-        log_msg(LOG_NOTICE, "swap-in done by swapoff: %" PRIu64 " MiB in %.1f s; %s is on again",
-                out_kib / 1024, now_s() - t0, rel);
+        log_msg(LOG_NOTICE, "swap-in done by swapoff: %" PRIu64 " MiB in %.1f s; %s is on again "
+                "(priority %d%s)", out_kib / 1024, now_s() - t0, rel, sw.priority,
+                sw.priority < 0 ? ", chosen by the kernel" : "");
         return CMD_OK;
 }
 

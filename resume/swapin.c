@@ -29,6 +29,11 @@ static int pidfd_open_(pid_t pid)
         return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+static int pidfd_alive(int pidfd)
+{
+        return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
+}
+
 static ssize_t process_madvise_(int pidfd, const struct iovec *iov, size_t n, int advice)
 {
         return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
@@ -112,6 +117,10 @@ int swapin_scan(struct swapin_job *job)
                 return -ENOMEM;
         }
         while (r == 0 && (d = readdir(dir))) {
+                if (job->stop_flag && *job->stop_flag) {
+                        r = -EINTR;
+                        break;
+                }
                 if (!numeric(d->d_name, &pid) || pid == self)
                         continue;
                 if (job->n_procs == cap) {
@@ -262,7 +271,12 @@ static int advise(struct worker *w, struct swapin_proc *p, size_t n)
         return 0;
 }
 
-/* Read one byte of every page in iov[0..n): each read faults its page in and maps it. */
+/*
+ * Read one byte of every page in iov[0..n): each read faults its page in and maps it.
+ * process_vm_readv goes by PID, which may have been recycled since the scan: if the pidfd says the
+ * process is gone after a read, that read may have hit another process (only faulting in its pages:
+ * the byte read goes to a sink), so none of it counts as done.
+ */
 static int touch(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *skipped)
 {
         struct iovec local = { .iov_base = w->sink, .iov_len = n };
@@ -275,6 +289,10 @@ static int touch(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *sk
                 r = process_vm_readv(p->pid, &local, 1, w->iov + i, n - i, 0);
                 if (r < 0 && errno == EINTR)
                         continue;
+                if (!pidfd_alive(p->pidfd)) {
+                        *skipped += n - i;
+                        return 0;
+                }
                 if (r < 0 && !gone(errno))
                         return -errno;
                 if (r < 0 && errno == ESRCH) {
@@ -291,9 +309,29 @@ static int touch(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *sk
         return 0;
 }
 
+static int stopping(const struct worker *w)
+{
+        return w->run->job->stop_flag && *w->run->job->stop_flag;
+}
+
+/*
+ * Touch iov[0..n) unless a stop was asked for (-EINTR: a signal does not wait for the rest of
+ * the batch); *handled counts the pages touched or skipped.
+ */
+static int touch_some(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *skipped, uint64_t *handled)
+{
+        int r;
+
+        if (stopping(w))
+                return -EINTR;
+        r = touch(w, p, n, skipped);
+        *handled += n; /* tried: on an error, touch() may have counted some of them as skipped */
+        return r;
+}
+
 /* Advise, then touch, the ranges of one process: ranges[0..k). */
 static int do_proc(struct worker *w, const struct swap_range *ranges, size_t k, uint64_t *skipped,
-                   const char **call)
+                   uint64_t *handled, const char **call)
 {
         struct swapin_proc *p = &w->run->job->procs[ranges[0].proc];
         size_t n = 0, j = 0;
@@ -319,17 +357,18 @@ static int do_proc(struct worker *w, const struct swap_range *ranges, size_t k, 
                                 .iov_base = (void *)(uintptr_t)(ranges[j].addr + pg * PAGEMAP_PAGE),
                                 .iov_len = 1 };
                         if (n == IOV_BATCH) {
-                                r = touch(w, p, n, skipped);
+                                r = touch_some(w, p, n, skipped, handled);
                                 if (r < 0)
                                         return r;
                                 n = 0;
                         }
                 }
         }
-        return n ? touch(w, p, n, skipped) : 0;
+        return n ? touch_some(w, p, n, skipped, handled) : 0;
 }
 
-static int do_batch(struct worker *w, size_t start, size_t n, uint64_t *skipped, const char **call)
+static int do_batch(struct worker *w, size_t start, size_t n, uint64_t *skipped, uint64_t *handled,
+                    const char **call)
 {
         struct swapin_job *job = w->run->job;
         size_t k = swapplan_ranges(job->pages.v + start, n, w->ranges), i = 0;
@@ -340,7 +379,7 @@ static int do_batch(struct worker *w, size_t start, size_t n, uint64_t *skipped,
 
                 while (j < k && w->ranges[j].proc == w->ranges[i].proc)
                         j++;
-                r = do_proc(w, w->ranges + i, j - i, skipped, call);
+                r = do_proc(w, w->ranges + i, j - i, skipped, handled, call);
                 if (r < 0)
                         return r;
                 i = j;
@@ -355,15 +394,17 @@ static void *worker_main(void *arg)
         size_t start, n;
 
         while (take_batch(run, &start, &n)) {
-                uint64_t skipped = 0;
+                uint64_t skipped = 0, handled = 0;
                 const char *call = NULL;
-                int r = do_batch(w, start, n, &skipped, &call);
+                int r = do_batch(w, start, n, &skipped, &handled, &call);
 
                 pthread_mutex_lock(&run->lock);
                 run->inflight_kib -= n * (PAGEMAP_PAGE / 1024);
-                run->job->done_pages += n - skipped;
+                run->job->done_pages += handled - skipped;
                 run->job->skipped_pages += skipped;
-                if (r < 0)
+                if (r == -EINTR)
+                        stop_locked(run, SWAPIN_SIGNAL, 0, NULL);
+                else if (r < 0)
                         stop_locked(run, SWAPIN_ERROR, r, call);
                 pthread_cond_broadcast(&run->changed);
                 pthread_mutex_unlock(&run->lock);

@@ -16,7 +16,7 @@
 enum swapin_stop {
         SWAPIN_DONE,     /* every page found was brought back */
         SWAPIN_FLOOR,    /* stopped: available memory reached the floor */
-        SWAPIN_SIGNAL,   /* stopped: *stop_flag was set */
+        SWAPIN_SIGNAL,   /* stopped: *stop_flag was set (within one group of 1024 pages) */
         SWAPIN_ERROR,    /* stopped: the kernel refused (error says why) */
 };
 
@@ -53,7 +53,8 @@ struct swapin_job {
 /*
  * Find every process under ROOT/proc (but this one) with swapped pages, open a pidfd for each
  * (opened before its pagemap is read, so a recycled PID cannot be taken for it) and list the
- * pages in swap order, --first processes first. Returns the number of pages, -errno.
+ * pages in swap order, --first processes first. Returns the number of pages, -EINTR if
+ * *stop_flag was set meanwhile, -errno.
  */
 int swapin_scan(struct swapin_job *job);
 

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static void say(void *userdata, int level, const char *msg)
  */
 static void spawn_swapin(const char *root, const char *strategy, const char *name)
 {
-        char *argv[12];
+        char *argv[12], devnull[PATH_MAX];
         int n = 0, status;
         pid_t pid;
 
@@ -71,6 +72,8 @@ static void spawn_swapin(const char *root, const char *strategy, const char *nam
                 argv[n++] = (char *)root;
         }
         argv[n] = NULL;
+        if (util_path(devnull, sizeof(devnull), root ? root : "", "/dev/null") < 0)
+                devnull[0] = '\0';
         pid = fork();
         if (pid < 0) {
                 log_msg(LOG_WARNING, "cannot start thaw swapin (%s): memory comes back as it is used",
@@ -78,14 +81,17 @@ static void spawn_swapin(const char *root, const char *strategy, const char *nam
                 return;
         }
         if (pid == 0) {
-                int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                int null = *devnull ? open(devnull, O_RDONLY | O_CLOEXEC) : -1;
 
                 setsid();
                 if (null >= 0)
                         dup2(null, STDIN_FILENO);
                 if (fork() != 0)
                         _exit(0);
-                /* This very program: not whatever "thaw" PATH would find. */
+                /*
+                 * This very program: not whatever "thaw" PATH would find (our own /proc entry, so
+                 * not under the root prefix).
+                 */
                 execv("/proc/self/exe", argv);
                 log_msg(LOG_WARNING, "cannot run thaw swapin (%s): memory comes back as it is used",
                         strerror(errno));

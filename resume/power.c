@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/swap.h>
 
 #include "util.h"
 
@@ -151,19 +152,34 @@ int power_swap_find(const char *root, const char *kname, const char *path, struc
         for (char *line = buf, *next; line && *line; line = next) {
                 char name[4096], type[32];
                 unsigned long long size, used;
+                int prio = -1;
 
                 next = strchr(line, '\n');
                 if (next)
                         *next++ = '\0';
-                if (sscanf(line, "%4095s %31s %llu %llu", name, type, &size, &used) != 4)
+                if (sscanf(line, "%4095s %31s %llu %llu %d", name, type, &size, &used, &prio) < 4)
                         continue; /* the heading, or a name too long to be ours */
                 if ((kname && strcmp(name, dev) == 0) || (path && strcmp(name, path) == 0)) {
                         out->size_kib = size;
                         out->used_kib = used;
+                        out->priority = prio;
                         return 0;
                 }
         }
         return -ENOENT;
+}
+
+int power_swapon_flags(int priority)
+{
+        /*
+         * A priority the kernel chose (negative) cannot be asked for again: swapon without one
+         * gets the next lower automatic priority, which keeps this area below any the admin set.
+         */
+        if (priority < 0)
+                return 0;
+        if (priority > (SWAP_FLAG_PRIO_MASK >> SWAP_FLAG_PRIO_SHIFT))
+                priority = SWAP_FLAG_PRIO_MASK >> SWAP_FLAG_PRIO_SHIFT;
+        return SWAP_FLAG_PREFER | ((priority << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);
 }
 
 int power_reclaim(const char *root, uint64_t kib)

@@ -34,7 +34,11 @@ uint64_t power_image_estimate_kib(const struct power_meminfo *m);
 struct power_swap {
         uint64_t size_kib;
         uint64_t used_kib;
+        int priority;    /* negative: the kernel chose it (swapon without a priority) */
 };
+
+/* swapon(2) flags that give a swap area back the priority /proc/swaps showed for it. */
+int power_swapon_flags(int priority);
 /*
  * Find the active swap on /dev/<kname> or on path (e.g. /dev/mapper/thaw-swap) in ROOT/proc/swaps.
  * -ENOENT if it is not active swap.

@@ -205,6 +205,7 @@ int swapfile_find_active(const char *root, unsigned maj, unsigned min, uint64_t 
                 if (r == 0) {
                         out->size_kib = size;
                         out->used_kib = used;
+                        out->priority = -1;
                 }
                 break;
         }

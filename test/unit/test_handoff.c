@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/swap.h>
 #include <cmocka.h>
 
 #include "args.h"
@@ -136,6 +137,17 @@ static void test_power_available(void **state)
         assert_int_equal(power_hibernation_available(ft_root, why, sizeof(why)), 1);
 }
 
+/* swapoff and swapon again keep a priority the admin set; an automatic one cannot be asked for. */
+static void test_power_swapon_flags(void **state)
+{
+        (void)state;
+        assert_int_equal(power_swapon_flags(7), SWAP_FLAG_PREFER | 7);
+        assert_int_equal(power_swapon_flags(0), SWAP_FLAG_PREFER);
+        assert_int_equal(power_swapon_flags(32767), SWAP_FLAG_PREFER | 32767);
+        assert_int_equal(power_swapon_flags(99999), SWAP_FLAG_PREFER | 32767);
+        assert_int_equal(power_swapon_flags(-2), 0);
+}
+
 static void test_power_swaps_meminfo(void **state)
 {
         struct power_meminfo m;
@@ -149,6 +161,10 @@ static void test_power_swaps_meminfo(void **state)
         ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/mapper/thaw-swap partition 10 0 -2\n");
         assert_int_equal(power_swap_find(ft_root, "dm-3", "/dev/mapper/thaw-swap", &s), 0);
         assert_int_equal(s.size_kib, 10);
+        assert_int_equal(s.priority, -2);
+        ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/mapper/thaw-swap partition 10 0 7\n");
+        assert_int_equal(power_swap_find(ft_root, "dm-3", "/dev/mapper/thaw-swap", &s), 0);
+        assert_int_equal(s.priority, 7);
         assert_int_equal(power_meminfo(ft_root, &m), 0);
         assert_int_equal(m.mem_total_kib, 2000000);
         assert_int_equal(m.anon_kib, 250000);
@@ -293,6 +309,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_handoff_missing_sysfs, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_available, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_swaps_meminfo, setup, ft_teardown),
+                cmocka_unit_test(test_power_swapon_flags),
                 cmocka_unit_test_setup_teardown(test_power_image_estimate, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_ready, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_problems, setup, ft_teardown),

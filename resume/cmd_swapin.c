@@ -55,9 +55,10 @@ static void usage(FILE *f)
                    "                    strategy (unless --strategy is given); swapin=off: do nothing\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n\n"
-                   "A progress bar is drawn on a terminal; otherwise one summary line is logged. SIGINT\n"
-                   "and SIGTERM stop it after the batches in flight. Exit status 0 also when it stopped\n"
-                   "at the floor (it says how much is still in swap), 1 on an error or a signal.\n",
+                   "On a terminal a progress bar shows MiB done, MiB/s and the time left; one summary\n"
+                   "line is logged at the end. SIGINT and SIGTERM stop it within 4 MiB per thread: swap\n"
+                   "stays on and the summary says how much is still in swap. Exit status 0 also when it\n"
+                   "stopped at the floor (it says how much is still in swap), 1 on an error or a signal.\n",
                 THREADS_DEFAULT, SWAPIN_THREADS_MAX, BATCH_DEFAULT_KIB / 1024);
 }
 

@@ -31,8 +31,8 @@ int progress_format(char *buf, size_t size, uint64_t done_kib, uint64_t total_ki
                 else
                         snprintf(left, sizeof(left), "   %.0f min left", s / 60);
         }
-        r = snprintf(buf, size, "[%s] %4llu / %llu MiB  %6.1f MiB/s%s", bar,
-                     (unsigned long long)(done_kib / 1024), (unsigned long long)(total_kib / 1024), rate, left);
+        r = snprintf(buf, size, "[%s] %4.0f / %.0f MiB  %6.1f MiB/s%s", bar, (double)done_kib / 1024.0,
+                     (double)total_kib / 1024.0, rate, left);
         if (r < 0 || (size_t)r >= size)
                 return -ENOSPC;
         return r;

@@ -9,7 +9,7 @@
 
 /*
  * "[#########.....................]  120 / 400 MiB   10.0 MiB/s   28 s left": done_kib of
- * total_kib after secs seconds. The rate is the average since the start; the time left is what
+ * total_kib after secs seconds (whole MiB as "%.0f" rounds them, like the summary). The rate is the average since the start; the time left is what
  * remains at that rate ("min" past two minutes), left out while nothing is done yet and once all
  * is. Returns the length, or -ENOSPC if it does not fit in size.
  */

@@ -10,11 +10,14 @@
 # push the workload out to swap (memory.reclaim), start the workload's own throughput measurement
 # and at the same moment swapoff+swapon / thaw swapin / nothing; the time the helper took, and the
 # time until the workload is back at 90% of its baseline. Each round also reads the swap device
-# sequentially (O_DIRECT, the limit for any swap-in) and its disk below dm-crypt.
+# sequentially (O_DIRECT, the limit for any swap-in) and its disk below dm-crypt: with one reader
+# (one request at a time: dm-crypt decrypts it on one vCPU) and with RAW_READERS readers at
+# different offsets (several requests in flight, as the prefetch's threads have).
 
 CG=/sys/fs/cgroup
 SWAPDEV=/dev/mapper/thaw-swap
 LIMIT=${BENCH_LIMIT:-240} # seconds a variant may take to get back to 90%
+RAW_READERS=4             # as thaw swapin's default --threads
 
 now() { cut -d' ' -f1 /proc/uptime; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
@@ -61,6 +64,21 @@ rawread() {
 	echo 3 > /proc/sys/vm/drop_caches
 	t=$(now)
 	dd if="$1" of=/dev/null bs=1M count="$2" iflag=direct 2> /dev/null || dd if="$1" of=/dev/null bs=1M count="$2" 2> /dev/null
+	elapsed "$t" "$(now)"
+}
+
+# rawread_par DEV MIB: seconds for RAW_READERS readers to read MIB MiB from the start of DEV
+# together, each its own part (O_DIRECT, 1 MiB requests), all started at once.
+rawread_par() {
+	echo 3 > /proc/sys/vm/drop_caches
+	part=$(($2 / RAW_READERS))
+	t=$(now)
+	i=0
+	while [ "$i" -lt "$RAW_READERS" ]; do
+		dd if="$1" of=/dev/null bs=1M skip=$((i * part)) count="$part" iflag=direct 2> /dev/null &
+		i=$((i + 1))
+	done
+	wait
 	elapsed "$t" "$(now)"
 }
 
@@ -134,6 +152,9 @@ bench() {
 		mibs=$((swapped / 1024))
 		say "bench: round $r raw $SWAPDEV: $mibs MiB in $(rawread "$SWAPDEV" "$mibs") s"
 		say "bench: round $r raw /dev/vdb: $mibs MiB in $(rawread /dev/vdb "$mibs") s"
+		mibs=$((mibs / RAW_READERS * RAW_READERS))
+		say "bench: round $r raw $SWAPDEV x$RAW_READERS: $mibs MiB in $(rawread_par "$SWAPDEV" "$mibs") s"
+		say "bench: round $r raw /dev/vdb x$RAW_READERS: $mibs MiB in $(rawread_par /dev/vdb "$mibs") s"
 		r=$((r + 1))
 	done
 	say "bench: done"

@@ -284,18 +284,20 @@ static int touch(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *sk
 
         while (i < n) {
                 ssize_t r;
+                int err;
 
                 local.iov_len = n - i;
                 r = process_vm_readv(p->pid, &local, 1, w->iov + i, n - i, 0);
-                if (r < 0 && errno == EINTR)
+                err = errno;
+                if (r < 0 && err == EINTR)
                         continue;
                 if (!pidfd_alive(p->pidfd)) {
                         *skipped += n - i;
                         return 0;
                 }
-                if (r < 0 && !gone(errno))
-                        return -errno;
-                if (r < 0 && errno == ESRCH) {
+                if (r < 0 && !gone(err))
+                        return -err;
+                if (r < 0 && err == ESRCH) {
                         *skipped += n - i;
                         return 0;
                 }

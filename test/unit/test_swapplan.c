@@ -14,7 +14,10 @@
 #include "swapplan.h"
 
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define SWP(type, off) (PAGEMAP_SWAPPED | ((uint64_t)(off) << 5) | (type))
 #define PRESENT(pfn) (PAGEMAP_PRESENT | (pfn))
@@ -317,6 +320,68 @@ static void test_scan_first(void **state)
         waitpid(pb, NULL, 0);
 }
 
+/*
+ * swapin_run over 4 pages of this very process, named by PID, with the pidfd of the scan being
+ * either this process's or that of a child already gone (as when the scanned process exited and
+ * its PID went to another one): in the second case the reads do reach a live process, but
+ * none may count as brought back. A stop asked for before the run brings nothing back.
+ */
+static void run_self(int pidfd, volatile sig_atomic_t *stop, struct swapin_job *job)
+{
+        static char buf[4 * 4096] __attribute__((aligned(4096)));
+        static struct swapin_proc proc;
+
+        memset(buf, 1, sizeof(buf));
+        proc = (struct swapin_proc){ .pid = getpid(), .pidfd = pidfd };
+        *job = (struct swapin_job){ .root = ft_root, .threads = 1, .batch_pages = 8, .floor_kib = 1024,
+                                    .stop_flag = stop, .procs = &proc, .n_procs = 1 };
+        job->pages.v = calloc(4, sizeof(*job->pages.v));
+        assert_non_null(job->pages.v);
+        for (unsigned i = 0; i < 4; i++)
+                job->pages.v[i] = pg(0, (uint64_t)(uintptr_t)buf + i * 4096, 0, 100 + i, 1);
+        job->pages.n = job->pages.cap = 4;
+        assert_int_equal(swapin_run(job), 0);
+        free(job->pages.v);
+}
+
+static void test_run_pid_reuse_and_stop(void **state)
+{
+        volatile sig_atomic_t stop = 0;
+        struct swapin_job job;
+        int self, dead;
+        pid_t child;
+
+        (void)state;
+        ft_puts("/proc/meminfo", "MemTotal: 1000000 kB\nMemAvailable: 500000 kB\nAnonPages: 1000 kB\n"
+                                 "Shmem: 0 kB\n");
+        self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+        assert_true(self >= 0);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0)
+                _exit(0);
+        dead = (int)syscall(SYS_pidfd_open, child, 0);
+        assert_true(dead >= 0);
+        assert_int_equal(waitpid(child, NULL, 0), child);
+
+        run_self(self, &stop, &job);
+        assert_int_equal(job.stop, SWAPIN_DONE);
+        assert_int_equal(job.done_pages, 4);
+        assert_int_equal(job.skipped_pages, 0);
+
+        run_self(dead, &stop, &job);
+        assert_int_equal(job.stop, SWAPIN_DONE);
+        assert_int_equal(job.done_pages, 0);
+        assert_int_equal(job.skipped_pages, 4);
+
+        stop = 1;
+        run_self(self, &stop, &job);
+        assert_int_equal(job.stop, SWAPIN_SIGNAL);
+        assert_int_equal(job.done_pages, 0);
+        close(self);
+        close(dead);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -330,6 +395,7 @@ int main(void)
                 cmocka_unit_test(test_floor),
                 cmocka_unit_test_setup_teardown(test_swapped, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_scan_first, ft_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_run_pid_reuse_and_stop, ft_setup, ft_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -74,8 +74,12 @@ int tpm2_open_boot(const struct keysrc_ctx *ctx, struct tpm2 **out)
         char tcti[4096 + 16];
         int n, r;
 
-        if (tcti_override[0])
-                return tpm2_open(tcti_override, out);
+        if (tcti_override[0]) {
+                r = tpm2_open(tcti_override, out);
+                if (r == 0)
+                        tpm2_set_deadline(*out, ctx->deadline_ms);
+                return r;
+        }
         n = snprintf(tcti, sizeof(tcti), "device:%s/dev/tpmrm0", ctx->root);
         if (n < 0 || (size_t)n >= sizeof(tcti))
                 return -ENAMETOOLONG;
@@ -95,6 +99,8 @@ int tpm2_open_boot(const struct keysrc_ctx *ctx, struct tpm2 **out)
                         break;
                 clock_sleep_ms(left < TPM2_POLL_MS ? left : TPM2_POLL_MS);
         }
+        if (r == 0)
+                tpm2_set_deadline(*out, ctx->deadline_ms);
         if (r == -ENODEV && driver_seen)
                 detail(ctx, "no TPM2 device (/dev/tpmrm0): the TPM driver found none");
         else if (r == -ENODEV)
@@ -115,9 +121,14 @@ static void unseal_detail(const struct keysrc_ctx *ctx, int id, const struct tpm
                 detail(ctx, "PCR mismatch: PCRs %s (%s) differ from the enrollment in token %d (another boot "
                        "chain, or lock PCR %u moved: the key was unsealed already in this boot)",
                        pcrs, tpm2_bank_name(t->bank), id, t->lock);
+        else if (r == -EXDEV && t->primary.len && strncmp(tpm2_error(tpm), "the storage primary", 19) == 0)
+                detail(ctx, "token %d was sealed by another TPM: this TPM's storage primary key is not the "
+                       "enrollment's (a different or fresh TPM, or something answering in its place)", id);
         else if (r == -EXDEV)
                 detail(ctx, "token %d was sealed by another TPM: its key does not load on this one (a "
                        "different or fresh TPM)", id);
+        else if (r == -ETIMEDOUT)
+                detail(ctx, "the TPM stopped answering on token %d (%s)", id, tpm2_error(tpm));
         else
                 detail(ctx, "TPM error on token %d: %s", id, r == -EIO ? tpm2_error(tpm) : strerror(-r));
 }
@@ -163,7 +174,7 @@ static int try_token(struct tpm2 *tpm, const struct tpm2_opts *want, const struc
                        ti->id, pcrs, tpm2_bank_name(want->bank));
                 return -EINVAL;
         }
-        r = tpm2_unseal(tpm, t.bank, t.pcrs, t.blob, t.blob_len, out);
+        r = tpm2_unseal(tpm, t.bank, t.pcrs, t.blob, t.blob_len, &t.primary, out);
         if (r < 0)
                 unseal_detail(ctx, ti->id, &t, r, tpm);
         return r;
@@ -263,8 +274,8 @@ static int tpm2_enroll(const char *arg, const struct keysrc_ctx *ctx, struct sec
         if (r == 0)
                 r = secret_random(TPM2_KEY_SIZE, &k);
         if (r == 0)
-                r = tpm2_seal(tpm, t.policy, k, t.blob, sizeof(t.blob), &t.blob_len);
-        if (r == -EIO)
+                r = tpm2_seal(tpm, t.policy, k, t.blob, sizeof(t.blob), &t.blob_len, &t.primary);
+        if (r == -EIO || r == -ETIMEDOUT)
                 detail(ctx, "%s", tpm2_error(tpm));
         if (r == 0)
                 r = tpm2_token_fields(&t, token);

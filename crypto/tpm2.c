@@ -1,22 +1,136 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* A TPM2 through tpm2-tss ESAPI: seal and unseal a key under a PCR policy, read and extend PCRs. */
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <tss2/tss2_esys.h>
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
+#include "clock.h"
 #include "tpm2.h"
 
+/*
+ * A TPM that never answers must not hold the boot: ESYS's synchronous calls wait for ever (they set
+ * the TCTI timeout to "block" whatever Esys_SetTimeout() says), so ESYS talks to the TPM through a
+ * TCTI of ours that polls the real one's handles before each receive, until the deadline (but at
+ * least TPM2_CMD_MIN_MS, so that the lock after a spent deadline still gets its chance, and at most
+ * TPM2_CMD_MAX_MS). After one timeout the TPM is given up for good.
+ */
+#define TPM2_CMD_MIN_MS 2000
+#define TPM2_CMD_MAX_MS 30000
+#define BOUNDED_MAGIC 0x7468617774706d32ULL /* "thawtpm2" */
+
 struct tpm2 {
-        TSS2_TCTI_CONTEXT *tcti;
+        TSS2_TCTI_CONTEXT_COMMON_V2 bounded; /* first: what ESYS is given */
+        TSS2_TCTI_CONTEXT *tcti;             /* the real TCTI */
         ESYS_CONTEXT *esys;
+        int64_t deadline_ms;                 /* CLOCK_MONOTONIC; 0: none */
+        int waited_ms;                       /* the wait that ran out */
+        bool hung;
         char error[160];
 };
+
+static struct tpm2 *of_tcti(TSS2_TCTI_CONTEXT *c)
+{
+        return (struct tpm2 *)(void *)c;
+}
+
+static int wait_ms(const struct tpm2 *t)
+{
+        int64_t left = t->deadline_ms ? t->deadline_ms - clock_now_ms() : TPM2_CMD_MAX_MS;
+
+        if (left < TPM2_CMD_MIN_MS)
+                left = TPM2_CMD_MIN_MS;
+        if (left > TPM2_CMD_MAX_MS)
+                left = TPM2_CMD_MAX_MS;
+        return (int)left;
+}
+
+static TSS2_RC bounded_transmit(TSS2_TCTI_CONTEXT *c, size_t size, const uint8_t *cmd)
+{
+        struct tpm2 *t = of_tcti(c);
+
+        return t->hung ? TSS2_TCTI_RC_IO_ERROR : Tss2_Tcti_Transmit(t->tcti, size, cmd);
+}
+
+static TSS2_RC bounded_receive(TSS2_TCTI_CONTEXT *c, size_t *size, uint8_t *buf, int32_t timeout)
+{
+        struct tpm2 *t = of_tcti(c);
+        TSS2_TCTI_POLL_HANDLE fds[4];
+        size_t n = sizeof(fds) / sizeof(fds[0]);
+
+        (void)timeout; /* ESYS asks to block for ever */
+        if (t->hung)
+                return TSS2_TCTI_RC_IO_ERROR;
+        /* The device TCTI has a handle to poll; a TCTI without one (swtpm's, in tests) is waited for. */
+        if (Tss2_Tcti_GetPollHandles(t->tcti, fds, &n) == TSS2_RC_SUCCESS && n > 0) {
+                int ms = wait_ms(t), ready;
+
+                for (size_t i = 0; i < n; i++) {
+                        fds[i].events = POLLIN;
+                        fds[i].revents = 0;
+                }
+                do
+                        ready = poll(fds, n, ms);
+                while (ready < 0 && errno == EINTR);
+                if (ready == 0) {
+                        t->hung = true;
+                        t->waited_ms = ms;
+                        return TSS2_TCTI_RC_IO_ERROR;
+                }
+        }
+        return Tss2_Tcti_Receive(t->tcti, size, buf, TSS2_TCTI_TIMEOUT_BLOCK);
+}
+
+static void bounded_finalize(TSS2_TCTI_CONTEXT *c)
+{
+        (void)c; /* the real TCTI is tpm2_close()'s to finalize */
+}
+
+static TSS2_RC bounded_cancel(TSS2_TCTI_CONTEXT *c)
+{
+        return Tss2_Tcti_Cancel(of_tcti(c)->tcti);
+}
+
+static TSS2_RC bounded_poll_handles(TSS2_TCTI_CONTEXT *c, TSS2_TCTI_POLL_HANDLE *h, size_t *n)
+{
+        return Tss2_Tcti_GetPollHandles(of_tcti(c)->tcti, h, n);
+}
+
+static TSS2_RC bounded_set_locality(TSS2_TCTI_CONTEXT *c, uint8_t locality)
+{
+        return Tss2_Tcti_SetLocality(of_tcti(c)->tcti, locality);
+}
+
+static TSS2_RC bounded_make_sticky(TSS2_TCTI_CONTEXT *c, TPM2_HANDLE *handle, uint8_t sticky)
+{
+        return Tss2_Tcti_MakeSticky(of_tcti(c)->tcti, handle, sticky);
+}
+
+static void bounded_init(struct tpm2 *t)
+{
+        t->bounded.v1.magic = BOUNDED_MAGIC;
+        t->bounded.v1.version = 2;
+        t->bounded.v1.transmit = bounded_transmit;
+        t->bounded.v1.receive = bounded_receive;
+        t->bounded.v1.finalize = bounded_finalize;
+        t->bounded.v1.cancel = bounded_cancel;
+        t->bounded.v1.getPollHandles = bounded_poll_handles;
+        t->bounded.v1.setLocality = bounded_set_locality;
+        t->bounded.makeSticky = bounded_make_sticky;
+}
+
+void tpm2_set_deadline(struct tpm2 *t, int64_t deadline_ms)
+{
+        if (t)
+                t->deadline_ms = deadline_ms;
+}
 
 /*
  * The storage primary key: the TCG Provisioning Guidance's ECC P-256 SRK template (fixed, so it is
@@ -93,6 +207,10 @@ static TSS2_RC rc_base(TSS2_RC rc)
 /* Record rc for tpm2_error() and map it to the errno of an unexpected TPM failure. */
 static int fail(struct tpm2 *t, const char *what, TSS2_RC rc)
 {
+        if (t->hung) {
+                snprintf(t->error, sizeof(t->error), "%s: no answer within %d ms", what, t->waited_ms);
+                return -ETIMEDOUT;
+        }
         snprintf(t->error, sizeof(t->error), "%s: %s", what, Tss2_RC_Decode(rc));
         return -EIO;
 }
@@ -124,7 +242,8 @@ int tpm2_open(const char *tcti, struct tpm2 **out)
                         return -ENOPKG;
                 return -ENODEV;
         }
-        rc = Esys_Initialize(&t->esys, t->tcti, NULL);
+        bounded_init(t);
+        rc = Esys_Initialize(&t->esys, (TSS2_TCTI_CONTEXT *)(void *)&t->bounded, NULL);
         if (rc != TSS2_RC_SUCCESS) {
                 Tss2_TctiLdr_Finalize(&t->tcti);
                 free(t);
@@ -205,6 +324,49 @@ static int primary_from(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, ESYS_TR *out)
 static int primary(struct tpm2 *t, ESYS_TR *out)
 {
         return primary_from(t, &primary_template, out);
+}
+
+/* The name ESYS computed from the public area the TPM returned for h. */
+static int name_of(struct tpm2 *t, ESYS_TR h, struct tpm2_name *out)
+{
+        TPM2B_NAME *name = NULL;
+        TSS2_RC rc;
+        int r = 0;
+
+        rc = Esys_TR_GetName(t->esys, h, &name);
+        if (rc != TSS2_RC_SUCCESS)
+                return fail(t, "reading the storage primary key's name", rc);
+        if (name->size == 0 || name->size > sizeof(out->name))
+                r = -EIO;
+        else {
+                memcpy(out->name, name->name, name->size);
+                out->len = name->size;
+        }
+        Esys_Free(name);
+        return r;
+}
+
+/*
+ * Security: the primary key salts the session that carries the unsealed key back. A primary whose
+ * name is not the enrollment's is another TPM's, or a key something on the way to the TPM made up
+ * to read that key: not used at all.
+ */
+static int check_primary(struct tpm2 *t, ESYS_TR prim, const struct tpm2_name *want)
+{
+        struct tpm2_name got;
+        int r;
+
+        if (!want || want->len == 0)
+                return 0;
+        r = name_of(t, prim, &got);
+        if (r < 0)
+                return r;
+        if (got.len != want->len || CRYPTO_memcmp(got.name, want->name, got.len) != 0) {
+                snprintf(t->error, sizeof(t->error), "the storage primary key is not the one the key was "
+                         "sealed under");
+                return -EXDEV;
+        }
+        return 0;
 }
 
 /*
@@ -378,7 +540,7 @@ static int create_sealed(struct tpm2 *t, ESYS_TR prim, ESYS_TR sess, const TPM2B
 }
 
 int tpm2_seal(struct tpm2 *t, const uint8_t policy[TPM2_POLICY_SIZE], const struct secret *data,
-              uint8_t *blob, size_t blob_size, size_t *blob_len)
+              uint8_t *blob, size_t blob_size, size_t *blob_len, struct tpm2_name *primary_name)
 {
         /* No userWithAuth: the empty password never unseals it, only the policy does. */
         TPM2B_PUBLIC tmpl = {
@@ -406,6 +568,8 @@ int tpm2_seal(struct tpm2 *t, const uint8_t policy[TPM2_POLICY_SIZE], const stru
         sens->sensitive.data.size = (UINT16)data->len;
         memcpy(sens->sensitive.data.buffer, data->data, data->len);
         r = primary(t, &prim);
+        if (r == 0 && primary_name)
+                r = name_of(t, prim, primary_name);
         if (r == 0)
                 r = session(t, prim, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, &sess);
         if (r == 0)
@@ -480,8 +644,8 @@ static int policy_unseal(struct tpm2 *t, ESYS_TR sess, ESYS_TR obj, uint16_t ban
         return 0;
 }
 
-static int unseal_under(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, uint16_t bank, uint32_t mask,
-                        const uint8_t *blob, size_t blob_len, struct secret **out)
+static int unseal_under(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, const struct tpm2_name *want,
+                        uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len, struct secret **out)
 {
         ESYS_TR prim = ESYS_TR_NONE, obj = ESYS_TR_NONE, sess = ESYS_TR_NONE;
         int r;
@@ -491,12 +655,16 @@ static int unseal_under(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, uint16_t bank,
         t->error[0] = '\0';
         r = primary_from(t, tmpl, &prim);
         if (r == 0)
+                r = check_primary(t, prim, want);
+        if (r == 0)
                 r = load(t, prim, blob, blob_len, &obj);
         /* ENCRYPT: the TPM encrypts the unsealed key in its response. */
         if (r == 0)
                 r = session(t, prim, TPM2_SE_POLICY, TPMA_SESSION_ENCRYPT, &sess);
         if (r == 0)
                 r = policy_unseal(t, sess, obj, bank, mask, out);
+        if (r < 0 && t->hung)
+                r = -ETIMEDOUT; /* whatever step it was: the TPM stopped answering */
         flush(t, &sess);
         flush(t, &obj);
         flush(t, &prim);
@@ -504,14 +672,14 @@ static int unseal_under(struct tpm2 *t, const TPM2B_PUBLIC *tmpl, uint16_t bank,
 }
 
 int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len,
-                struct secret **out)
+                const struct tpm2_name *primary_name, struct secret **out)
 {
-        return unseal_under(t, &primary_template, bank, mask, blob, blob_len, out);
+        return unseal_under(t, &primary_template, primary_name, bank, mask, blob, blob_len, out);
 }
 
 int tpm2_unseal_systemd(struct tpm2 *t, bool rsa, uint16_t bank, uint32_t mask, const uint8_t *blob,
                         size_t blob_len, struct secret **out)
 {
-        return unseal_under(t, rsa ? &systemd_primary_rsa : &systemd_primary_ecc, bank, mask, blob, blob_len,
-                            out);
+        return unseal_under(t, rsa ? &systemd_primary_rsa : &systemd_primary_ecc, NULL, bank, mask, blob,
+                            blob_len, out);
 }

@@ -12,6 +12,13 @@
 #define TPM2_POLICY_SIZE 32                  /* policies are SHA-256, the sealed object's name algorithm */
 #define TPM2_BLOB_MAX 1024                   /* marshalled TPM2B_PRIVATE + TPM2B_PUBLIC; ours are ~250 */
 #define TPM2_SEALED_MAX 128                  /* a sealed key: TPM2 allows 128 bytes of sealed data */
+#define TPM2_NAME_MAX (2 + TPM2_DIGEST_MAX)  /* an object's name: its nameAlg, then the digest */
+
+/* The storage primary key's name (nameAlg || H(public area)), which identifies that key of that TPM. */
+struct tpm2_name {
+        uint8_t name[TPM2_NAME_MAX];
+        size_t len;                          /* 0: none (a token enrolled before names were kept) */
+};
 
 /*
  * Failures a caller must tell apart (besides -ENOMEM, -EINVAL and -EMSGSIZE):
@@ -19,6 +26,7 @@
  *   -ENOPKG       the TCTI library for that TCTI string is not installed
  *   -EKEYREJECTED the policy fails: a PCR differs from its sealed value (boot chain, or lock PCR moved)
  *   -EXDEV        the sealed blob does not load on this TPM: a different or fresh TPM
+ *   -ETIMEDOUT    the TPM did not answer a command in time (tpm2_set_deadline()); it is not asked again
  *   -EIO          any other TPM error: tpm2_error() says which, decoded
  */
 struct tpm2;
@@ -26,6 +34,11 @@ struct tpm2;
 /* Open the TPM behind tcti ("device:/dev/tpmrm0", "swtpm:host=127.0.0.1,port=2321", …). */
 int tpm2_open(const char *tcti, struct tpm2 **out);
 void tpm2_close(struct tpm2 *t); /* NULL ok */
+/*
+ * Wait for each TPM answer until deadline_ms (CLOCK_MONOTONIC; 0: none), but at least 2 s and at
+ * most 30 s; without a deadline, 30 s. Then -ETIMEDOUT, and the TPM is not asked again.
+ */
+void tpm2_set_deadline(struct tpm2 *t, int64_t deadline_ms);
 /* The last TPM or TSS error, decoded by Tss2_RC_Decode ("tpm:error(2.0): …"); "" if none. */
 const char *tpm2_error(const struct tpm2 *t);
 
@@ -55,17 +68,20 @@ int tpm2_policy_pcr(uint16_t bank, uint32_t mask, const uint8_t values[][TPM2_DI
 /*
  * Seal data (1..TPM2_SEALED_MAX bytes) under the storage primary key with authPolicy policy: only a
  * policy session that satisfies it unseals it, never the empty password. The sealed blob
- * (TPM2B_PRIVATE then TPM2B_PUBLIC, marshalled) into blob, its length into *blob_len.
+ * (TPM2B_PRIVATE then TPM2B_PUBLIC, marshalled) into blob, its length into *blob_len, and the
+ * primary key's name into *primary (may be NULL), for tpm2_unseal() to check.
  */
 int tpm2_seal(struct tpm2 *t, const uint8_t policy[TPM2_POLICY_SIZE], const struct secret *data,
-              uint8_t *blob, size_t blob_size, size_t *blob_len);
+              uint8_t *blob, size_t blob_size, size_t *blob_len, struct tpm2_name *primary);
 
 /*
  * Load blob under the storage primary key and unseal it in a PolicyPCR session over the PCRs in
- * mask of bank (their current values), with the response encrypted. The secret into *out.
+ * mask of bank (their current values), with the response encrypted. The secret into *out. With
+ * primary (may be NULL, or of len 0: not checked), the primary key must have that name before it
+ * is used at all: -EXDEV if not (another TPM, or something between us and the TPM answering for it).
  */
 int tpm2_unseal(struct tpm2 *t, uint16_t bank, uint32_t mask, const uint8_t *blob, size_t blob_len,
-                struct secret **out);
+                const struct tpm2_name *primary, struct secret **out);
 
 /*
  * The same for a blob systemd 252's systemd-cryptenroll sealed: under systemd's own primary key

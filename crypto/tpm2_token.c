@@ -187,11 +187,18 @@ int tpm2_token_fields(const struct tpm2_token *t, struct json_object *o)
         json_object_object_add(o, "tpm2-bank", json_object_new_string(tpm2_bank_name(t->bank)));
         json_object_object_add(o, "tpm2-policy-hash", json_object_new_string(hex));
         json_object_object_add(o, "tpm2-lock-pcr", json_object_new_int((int)t->lock));
+        if (t->primary.len > 0) {
+                char name[TPM2_NAME_MAX * 2 + 1];
+
+                if (hex_encode(t->primary.name, t->primary.len, name, sizeof(name)) < 0)
+                        return -EINVAL;
+                json_object_object_add(o, "tpm2-primary-name", json_object_new_string(name));
+        }
         return 0;
 }
 
 static const char *const known_fields[] = {
-        "tpm2-blob", "tpm2-pcrs", "tpm2-bank", "tpm2-policy-hash", "tpm2-lock-pcr",
+        "tpm2-blob", "tpm2-pcrs", "tpm2-bank", "tpm2-policy-hash", "tpm2-lock-pcr", "tpm2-primary-name",
 };
 
 static int set_why(char *why, size_t size, const char *text)
@@ -247,6 +254,31 @@ static int pcrs_of(struct json_object *o, uint32_t *out)
         return 0;
 }
 
+/*
+ * tpm2-primary-name, optional: tokens enrolled before it was kept have none, and are used as they
+ * were (the primary key unchecked) rather than refused, which would strand their images; `thaw
+ * enroll` again pins it. When present: nameAlg (2 bytes, big-endian) then a digest of its size.
+ */
+static int primary_of(struct json_object *o, struct tpm2_name *out, char *why, size_t size)
+{
+        struct json_object *v;
+        const char *hex;
+        size_t len;
+
+        out->len = 0;
+        if (!json_object_object_get_ex(o, "tpm2-primary-name", &v))
+                return 0;
+        if (!(hex = string_of(o, "tpm2-primary-name", TPM2_NAME_MAX * 2, why, size)))
+                return -EINVAL;
+        len = strlen(hex) / 2;
+        if (len < 2 || hex_decode(hex, out->name, len) < 0 ||
+            tpm2_bank_size((uint16_t)(out->name[0] << 8 | out->name[1])) != len - 2)
+                return set_why(why, size, "tpm2-primary-name is not a name (hash algorithm and digest, in "
+                               "lower-case hex)");
+        out->len = len;
+        return 0;
+}
+
 static int fields_check(struct json_object *o, struct tpm2_token *t, char *why, size_t size)
 {
         struct json_object *v;
@@ -293,7 +325,7 @@ static int fields_check(struct json_object *o, struct tpm2_token *t, char *why, 
                 return set_why(why, size, "tpm2-blob is not a sealed object");
         if (memcmp(recorded, t->policy, sizeof(recorded)) != 0)
                 return set_why(why, size, "tpm2-policy-hash is not the blob's policy");
-        return 0;
+        return primary_of(o, &t->primary, why, size);
 }
 
 int tpm2_token_check_fields(struct json_object *o, struct tpm2_token *t, char *why, size_t size)

@@ -44,6 +44,7 @@ struct tpm2_token {
         uint8_t policy[TPM2_POLICY_SIZE];
         uint8_t blob[TPM2_BLOB_MAX];
         size_t blob_len;
+        struct tpm2_name primary;           /* tpm2-primary-name; len 0 in tokens from before it */
 };
 
 /*

@@ -100,12 +100,62 @@ start_tpm "$tmp/tpm-copy"
 expect "the TPM state copied to a new process (a migrated vTPM) unseals" 0 "the key from tpm2 opens" \
         "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
 start_tpm "$tmp/tpm-fresh"
-expect "a fresh TPM: told apart from a PCR mismatch" 1 \
-        "token 0 was sealed by another TPM: its key does not load on this one (a different or fresh TPM)" \
+expect "a fresh TPM: told apart from a PCR mismatch (its storage primary key is not the token's)" 1 \
+        "token 0 was sealed by another TPM: this TPM's storage primary key is not the enrollment's" \
         "$THAW" enroll --device "$img" --check tpm2 --tcti "$tcti"
+
+# The storage primary key's name is pinned in the token and checked before the key is used: a
+# token naming another primary is refused on the very TPM that sealed it. A token from before the
+# name was kept (no tpm2-primary-name) is used as before: it unseals on its TPM, and on another
+# one its blob does not load.
+python3 - "$tmp/token.json" "$tmp" << 'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert len(t["tpm2-primary-name"]) == 68 and t["tpm2-primary-name"].startswith("000b"), t
+t["keyslots"] = []
+name = t["tpm2-primary-name"]
+other = dict(t, **{"tpm2-primary-name": name[:-1] + ("0" if name[-1] != "0" else "1")})
+old = {k: v for k, v in t.items() if k != "tpm2-primary-name"}
+open(f"{sys.argv[2]}/other-primary.json", "w").write(json.dumps(other))
+open(f"{sys.argv[2]}/old-token.json", "w").write(json.dumps(old))
+EOF
+for c in other-primary old-token; do
+        cp "$img" "$tmp/$c.img"
+        cryptsetup token remove --token-id 0 "$tmp/$c.img"
+        cryptsetup token import --json-file "$tmp/$c.json" --token-id 0 --key-slot 1 "$tmp/$c.img" ||
+                echo "# import $c failed"
+done
+expect "old token without tpm2-primary-name, fresh TPM: its blob does not load" 1 \
+        "token 0 was sealed by another TPM: its key does not load on this one (a different or fresh TPM)" \
+        "$THAW" enroll --device "$tmp/old-token.img" --check tpm2 --tcti "$tcti"
+start_tpm "$tmp/tpm-a"
+expect "a token naming another storage primary key is refused on its own TPM" 1 \
+        "token 0 was sealed by another TPM: this TPM's storage primary key is not the enrollment's" \
+        "$THAW" enroll --device "$tmp/other-primary.img" --check tpm2 --tcti "$tcti"
+start_tpm "$tmp/tpm-a"
+expect "old token without tpm2-primary-name still unseals on its TPM" 0 "the key from tpm2 opens" \
+        "$THAW" enroll --device "$tmp/old-token.img" --check tpm2 --tcti "$tcti"
+expect "pcrs= naming a resettable PCR (16-23) is refused at enrollment" 1 \
+        "pcrs= names a PCR of 16-23, which software can reset" \
+        "$THAW" enroll --device "$img" --key tpm2:pcrs=7+16 --tcti "$tcti" --root "$root"
 stop_tpm
 expect "no TPM at all: said so, within the wait" 1 "no TPM2 device (/dev/tpmrm0) appeared within the timeout" \
         "$THAW" enroll --device "$img" --check tpm2 --root "$root"
+
+# A TPM that stops answering: a pty that answers the device TCTI's probe, then nothing more. Each
+# TPM command is bounded: the unseal gives up, says so, and the boot would go on to the next source.
+# (timeout(1) only keeps a regression from hanging the suite; no time is asserted.)
+python3 "$(dirname "$0")/silent-tpm.py" 300 > "$tmp/silent" 2> "$tmp/err" &
+silent_pid=$!
+i=0
+while [ ! -s "$tmp/silent" ] && [ "$i" -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+done
+expect "a TPM that never answers: the unseal gives up and says so" 1 \
+        "the TPM stopped answering on token 0 (creating the storage primary key: no answer within" \
+        timeout 240 "$THAW" enroll --device "$img" --check tpm2 --tcti "device:$(head -n 1 "$tmp/silent")"
+kill "$silent_pid" 2> /dev/null
 
 start_tpm "$tmp/tpm-a"
 expect "the boot's lock PCR must be the token's" 1 "was sealed with lock PCR 15, but this boot locks PCR 14" \

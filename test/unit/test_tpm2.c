@@ -154,6 +154,26 @@ static void test_token_good(void **state)
         assert_int_equal(t->bank, TPM2_ALG_SHA256);
         assert_int_equal(t->opts.pcrs, 1u << 7);
         assert_int_equal(t->policy[1], 7);
+        assert_int_equal(t->primary.len, 0); /* a token from before the name was kept */
+        free(json);
+        free(t);
+}
+
+/* The storage primary key's name: written at enrollment, read back whole (nameAlg, then the digest). */
+static void test_token_primary_name(void **state)
+{
+        struct tpm2_token *t = calloc(1, sizeof(*t));
+        char *json = good_token(), *p, with[8192], why[128] = "";
+
+        (void)state;
+        p = strstr(json, "\"tpm2-lock-pcr\":15");
+        assert_non_null(p);
+        snprintf(with, sizeof(with), "%.*s\"tpm2-primary-name\":\"000b%s\",%s", (int)(p - json), json,
+                 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff", p);
+        assert_int_equal(tpm2_token_parse(with, t, why, sizeof(why)), 0);
+        assert_int_equal(t->primary.len, 34);
+        assert_int_equal(t->primary.name[1], 0x0b);
+        assert_int_equal(t->primary.name[33], 0xff);
         free(json);
         free(t);
 }
@@ -183,6 +203,12 @@ static void test_token_bad(void **state)
         (void)state;
         bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":\"15\"", "tpm2-lock-pcr");
         bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":16", "tpm2-lock-pcr");
+        bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":15,\"tpm2-primary-name\":\"000b\"", "tpm2-primary-name");
+        bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":15,\"tpm2-primary-name\":\"000B"
+                  "0000000000000000000000000000000000000000000000000000000000000000\"", "tpm2-primary-name");
+        bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":15,\"tpm2-primary-name\":\"0004"
+                  "0000000000000000000000000000000000000000000000000000000000000000\"", "tpm2-primary-name");
+        bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":15,\"tpm2-primary-name\":34", "tpm2-primary-name");
         bad_token("\"tpm2-lock-pcr\":15", "\"tpm2-lock-pcr\":14", "not among");
         bad_token(",\"tpm2-lock-pcr\":15", "", "tpm2-lock-pcr missing");
         bad_token("\"tpm2-bank\":\"sha256\"", "\"tpm2-bank\":\"md5\"", "unknown tpm2-bank");
@@ -343,6 +369,7 @@ int main(void)
                 cmocka_unit_test(test_chain_resettable),
                 cmocka_unit_test(test_policy_pcr),
                 cmocka_unit_test(test_token_good),
+                cmocka_unit_test(test_token_primary_name),
                 cmocka_unit_test(test_token_bad),
                 cmocka_unit_test(test_no_tpm),
                 cmocka_unit_test(test_lock_pcrs),

@@ -12,7 +12,9 @@ timeout=10
 tq_prepare
 tq_workdir tpm-new-host
 TQ_TPM_STATE=$TQ_WORK/tpm-host-a
-refused="token 0 was sealed by another TPM: its key does not load on this one (a different or fresh TPM)"
+# A fresh TPM's storage primary key is not the one the token pins: refused before the blob is tried.
+refused="token 0 was sealed by another TPM: this TPM's storage primary key is not the enrollment's (a \
+different or fresh TPM, or something answering in its place)"
 
 tq_hibernate_boot hibernate "thaw.setupkey=tpm2,fwcfg:opt/thaw/key" "rd.thaw.key=tpm2"
 tq_check "hibernate: setup enrolled tpm2 and fwcfg" tq_lacks hibernate "cannot read the key from"
@@ -25,10 +27,15 @@ tq_check "alone: no handoff" tq_lacks alone "thaw: resuming from"
 tq_check "alone: the boot went on to the real init" tq_has alone "THAW-TEST: fresh boot step=inspect"
 tq_check "alone: the mapping is not open" tq_has alone "THAW-TEST: mapping absent"
 tq_check "alone: the image is still on disk (S1SUSPEND)" tq_has alone "THAW-TEST: image signature: S1SUSPEND"
+# No key was unsealed, yet the lock PCR moves: nothing after thaw may unseal a thaw-tpm2 key.
+tq_check "alone: lock PCR 15 extended although no key was unsealed" \
+    tq_has alone "thaw: TPM2 lock PCR 15 extended: no thaw-tpm2 key unseals for the rest of this boot"
 
 rm -rf "$TQ_WORK/tpm-host-b"
 tq_resume_boot resume "rd.thaw.key=tpm2,fwcfg:opt/thaw/key"
 tq_check "resume: the TPM refused in one line, then fw_cfg was tried" \
     tq_has resume "thaw: cannot get the key from tpm2 ($refused): trying fwcfg:opt/thaw/key"
 tq_check "resume: unlocked with the fw_cfg key" tq_has resume "/dev/mapper/thaw-swap with fwcfg:opt/thaw/key"
+tq_check "resume: lock PCR 15 extended before the handoff (another source's key)" \
+    tq_has resume "thaw: TPM2 lock PCR 15 extended: no thaw-tpm2 key unseals for the rest of this boot"
 tq_finish

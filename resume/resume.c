@@ -35,7 +35,12 @@
 #define REASONS_MAX 2048
 #define CMDLINE_D "/etc/cmdline.d"
 #define CMDLINE_D_MAX 64      /* files read from it */
-#define LOCK_EARLY_MS 2000    /* the TPM lock's wait when thaw stopped before looking for its device */
+/*
+ * The TPM lock's wait for a TPM device, within rd.thaw.timeout='s deadline: a driver that is there
+ * has made its device by then (tpm2_open_boot() gives one 1 s), and a VM without a TPM must not
+ * wait the whole timeout before its handoff or its boot for a lock it does not need.
+ */
+#define LOCK_WAIT_MS 3000
 
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
@@ -501,7 +506,7 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
 /* resume_run()'s TPM2 lock: what it needs to know, filled in as run() gets there. */
 struct resume_lock {
         char dev[PATH_MAX];   /* the LUKS2 device once probed, "" before */
-        int64_t deadline_ms;  /* rd.thaw.timeout='s deadline once set, 0 before */
+        int64_t deadline_ms;  /* rd.thaw.timeout='s deadline once set, 0 before (then LOCK_WAIT_MS) */
         bool done;
 };
 
@@ -534,7 +539,9 @@ static void lock_tpm(const struct resume_ctx *c)
                 c->ops->tokens_free(tokens);
         if (pcrs == 0)
                 return;
-        deadline = l->deadline_ms ? l->deadline_ms : clock_now_ms() + LOCK_EARLY_MS;
+        deadline = clock_now_ms() + LOCK_WAIT_MS;
+        if (l->deadline_ms && l->deadline_ms < deadline)
+                deadline = l->deadline_ms;
         r = c->ops->tpm_lock(c->root, pcrs, deadline, why, sizeof(why));
         tpm2_pcrs_format(pcrs, list, sizeof(list));
         if (r == 0)

@@ -247,6 +247,8 @@ static int fake_tpm_lock(const char *root, uint32_t pcrs, int64_t deadline_ms, c
 {
         (void)root;
         assert_true(deadline_ms > 0);
+        /* The lock waits for a TPM a few seconds at most, never the whole rd.thaw.timeout=. */
+        assert_true(deadline_ms <= clock_now_ms() + 3000);
         fx.locks++;
         fx.lock_pcrs = pcrs;
         if (fx.lock_err)

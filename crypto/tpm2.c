@@ -32,6 +32,7 @@ struct tpm2 {
         ESYS_CONTEXT *esys;
         int64_t deadline_ms;                 /* CLOCK_MONOTONIC; 0: none */
         int waited_ms;                       /* the wait that ran out */
+        bool answer_due;                     /* a command went out; its answer not yet waited for */
         bool hung;
         char error[160];
 };
@@ -56,7 +57,13 @@ static TSS2_RC bounded_transmit(TSS2_TCTI_CONTEXT *c, size_t size, const uint8_t
 {
         struct tpm2 *t = of_tcti(c);
 
-        return t->hung ? TSS2_TCTI_RC_IO_ERROR : Tss2_Tcti_Transmit(t->tcti, size, cmd);
+        TSS2_RC rc;
+
+        if (t->hung)
+                return TSS2_TCTI_RC_IO_ERROR;
+        rc = Tss2_Tcti_Transmit(t->tcti, size, cmd);
+        t->answer_due = rc == TSS2_RC_SUCCESS;
+        return rc;
 }
 
 static TSS2_RC bounded_receive(TSS2_TCTI_CONTEXT *c, size_t *size, uint8_t *buf, int32_t timeout)
@@ -68,8 +75,12 @@ static TSS2_RC bounded_receive(TSS2_TCTI_CONTEXT *c, size_t *size, uint8_t *buf,
         (void)timeout; /* ESYS asks to block for ever */
         if (t->hung)
                 return TSS2_TCTI_RC_IO_ERROR;
-        /* The device TCTI has a handle to poll; a TCTI without one (swtpm's, in tests) is waited for. */
-        if (Tss2_Tcti_GetPollHandles(t->tcti, fds, &n) == TSS2_RC_SUCCESS && n > 0) {
+        /*
+         * The device TCTI has a handle to poll; a TCTI without one (swtpm's, in tests) is waited for.
+         * Only the first receive after a command waits: SAPI may then ask for the size (NULL buf) and
+         * read the rest, and a 10-byte answer is whole once its header is read (nothing left to poll).
+         */
+        if (t->answer_due && Tss2_Tcti_GetPollHandles(t->tcti, fds, &n) == TSS2_RC_SUCCESS && n > 0) {
                 int ms = wait_ms(t), ready;
 
                 for (size_t i = 0; i < n; i++) {
@@ -85,6 +96,7 @@ static TSS2_RC bounded_receive(TSS2_TCTI_CONTEXT *c, size_t *size, uint8_t *buf,
                         return TSS2_TCTI_RC_IO_ERROR;
                 }
         }
+        t->answer_due = false;
         return Tss2_Tcti_Receive(t->tcti, size, buf, TSS2_TCTI_TIMEOUT_BLOCK);
 }
 

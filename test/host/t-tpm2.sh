@@ -142,20 +142,42 @@ stop_tpm
 expect "no TPM at all: said so, within the wait" 1 "no TPM2 device (/dev/tpmrm0) appeared within the timeout" \
         "$THAW" enroll --device "$img" --check tpm2 --root "$root"
 
+# pty_tpm OUT ARGS...: test/host/pty-tpm.py ARGS in the background, its pty's path into OUT.
+pty_tpm() {
+        out=$1
+        shift
+        python3 "$(dirname "$0")/pty-tpm.py" "$@" > "$out" 2> "$tmp/err" &
+        pty_pid=$!
+        i=0
+        while [ ! -s "$out" ] && [ "$i" -lt 100 ]; do
+                sleep 0.1
+                i=$((i + 1))
+        done
+}
+
+# The boot's TCTI (device:, as on /dev/tpmrm0) on a swtpm character device behind a pty: each answer
+# goes through the bounded wait (polled for, its size asked first, 10-byte answers read whole).
+pty_tpm "$tmp/pty" swtpm "$tmp/tpm-pty" 300
+truncate -s 20M "$tmp/pty.img"
+cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+        --key-file "$root/key" "$tmp/pty.img" || echo "# cannot format $tmp/pty.img"
+dev_tcti="device:$(head -n 1 "$tmp/pty")"
+expect "device TCTI: enroll tpm2" 0 "enrolled tpm2 on" \
+        timeout 240 "$THAW" enroll --device "$tmp/pty.img" --key tpm2 --tcti "$dev_tcti" --root "$root"
+expect "device TCTI: the key unseals" 0 "the key from tpm2 opens" \
+        timeout 240 "$THAW" enroll --device "$tmp/pty.img" --check tpm2 --tcti "$dev_tcti"
+expect "device TCTI: then the lock PCR refuses it" 1 "PCR mismatch: PCRs 7+15 (sha256)" \
+        timeout 240 "$THAW" enroll --device "$tmp/pty.img" --check tpm2 --tcti "$dev_tcti"
+kill "$pty_pid" 2> /dev/null
+
 # A TPM that stops answering: a pty that answers the device TCTI's probe, then nothing more. Each
 # TPM command is bounded: the unseal gives up, says so, and the boot would go on to the next source.
 # (timeout(1) only keeps a regression from hanging the suite; no time is asserted.)
-python3 "$(dirname "$0")/silent-tpm.py" 300 > "$tmp/silent" 2> "$tmp/err" &
-silent_pid=$!
-i=0
-while [ ! -s "$tmp/silent" ] && [ "$i" -lt 100 ]; do
-        sleep 0.1
-        i=$((i + 1))
-done
+pty_tpm "$tmp/silent" silent 300
 expect "a TPM that never answers: the unseal gives up and says so" 1 \
         "the TPM stopped answering on token 0 (creating the storage primary key: no answer within" \
         timeout 240 "$THAW" enroll --device "$img" --check tpm2 --tcti "device:$(head -n 1 "$tmp/silent")"
-kill "$silent_pid" 2> /dev/null
+kill "$pty_pid" 2> /dev/null
 
 start_tpm "$tmp/tpm-a"
 expect "the boot's lock PCR must be the token's" 1 "was sealed with lock PCR 15, but this boot locks PCR 14" \

@@ -24,9 +24,10 @@ uint32_t tpm2_lock_pcrs(const struct keychain *chain, const struct luks_tokens *
         }
         /*
          * A thaw-tpm2 token the chain does not name (rd.thaw.key= changed, or another source first)
-         * still holds a key that this boot's later stages could unseal. The header is unauthenticated,
-         * but a token can only name a lock PCR of 8-15, which none of the boot's own measurements
-         * is waiting for after the initramfs has come this far.
+         * still holds a key that this boot's later stages could unseal. The header is unauthenticated:
+         * a forged token can make this extend another PCR of 8-15 and so spoil a later unseal that
+         * expects it (systemd's PCR 11 phases, say); that denial of service is no more than writing
+         * the disk gives already, and no PCR outside 8-15 is ever touched.
          */
         for (size_t i = 0; tokens && i < tokens->n; i++) {
                 struct tpm2_token *t;

@@ -9,7 +9,8 @@
 #
 # Linux 6.1 writes the image without a single flush, and dm-integrity keeps the last writes in its
 # journal in memory for up to 10 s (thaw(8), --integrity): the hibernate boot shortens that to 1 ms
-# (guest-init.sh commitms, with dmsetup) so that the image this scenario needs reaches the disk.
+# (dmsetup) and makes an empty md array, whose reboot hook waits 1 s at power-off (guest-init.sh
+# commitms), so that the image this scenario needs reaches the disk.
 set -u
 TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-64}
 TQ_SWAP_MIB=${TQ_SWAP_MIB:-300}
@@ -18,10 +19,11 @@ TQ_SWAP_MIB=${TQ_SWAP_MIB:-300}
 
 tq_prepare
 tq_workdir tamper-integrity
-tq_root_add "$(command -v dmsetup)"
+tq_root_add "$(command -v dmsetup)" "$(tq_kmoddir)/kernel/drivers/md/md-mod.ko"
 tq_hibernate_boot hibernate thaw.integrity=1 thaw.commitms=1
 tq_check "hibernate: the container has integrity" tq_has hibernate "with integrity (hmac(sha256))"
 tq_check "hibernate: dm-integrity commits after 1 ms" tq_has hibernate "commit_time:1 "
+tq_check "hibernate: an md array delays the power-off" tq_has hibernate "THAW-TEST: empty md array"
 cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.hib"
 cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap.hib"
 

@@ -94,7 +94,7 @@ static void usage(FILE *f)
                    "  -i, --integrity   authenticated encryption (dm-integrity, hmac(sha256) per 4 KiB\n"
                    "                    sector): a changed image is an I/O error, never restored;\n"
                    "                    writes all of DEV once, and ~1%% of it holds the tags\n"
-                   "                    (experimental: see thaw(8), not yet verified to resume)\n"
+                   "                    (experimental: Linux 6.1 loses the image at power-off, thaw(8))\n"
                    "  -s, --swapfile PATH  make the swap file PATH on an encrypted root instead\n"
                    "  -S, --size SIZE   size of the swap file (bytes; K, M, G: powers of 1024)\n"
                    "  -u, --unlock CHAIN  sources of a key the root's container takes already (the\n"

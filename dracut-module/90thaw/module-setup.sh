@@ -65,8 +65,9 @@ cmdline() {
 }
 
 # Host-only: the arguments stored in the image (read by thaw resume and dracut's getcmdline);
-# shell flavour: thaw also runs from the initqueue, so that a root container it unlocks (swap file
-# on an encrypted root) appears before dracut gives up waiting for the root device.
+# /sbin/thaw-resume, which runs thaw in both flavours; shell flavour: it also runs from the
+# initqueue, so that a root container it unlocks (swap file on an encrypted root) appears before
+# dracut gives up waiting for the root device.
 thaw_install_early() {
     local args
     # inst_simple looks for its source outside the sysroot (dracut 059): copy the sysroot's own.
@@ -76,8 +77,8 @@ thaw_install_early() {
         mkdir -p "$initdir/etc/cmdline.d"
         [[ $args ]] && printf '%s\n' "$args" >> "$initdir/etc/cmdline.d/90thaw.conf"
     fi
+    inst_script "$moddir/thaw-resume.sh" /sbin/thaw-resume
     if ! dracut_module_included "systemd"; then
-        inst_script "$moddir/thaw-resume.sh" /sbin/thaw-resume
         inst_hook cmdline 90 "$moddir/thaw-queue.sh"
     fi
 }
@@ -162,7 +163,8 @@ install() {
     fi
     [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]] && inst_simple /etc/thaw/thaw.conf
     if thaw_wants_network; then
-        # The hook runs busybox's udhcpc and ip; thaw loads libcurl (and its libraries) with dlopen.
+        # /sbin/thaw-resume runs busybox's udhcpc and ip (in both flavours); thaw loads libcurl (and
+        # its libraries) with dlopen.
         inst "$(find_binary busybox)" /usr/bin/busybox
         inst_simple "$moddir/thaw-udhcpc.sh" /usr/lib/thaw/udhcpc.sh
         inst_curl
@@ -174,10 +176,6 @@ install() {
             "$systemdsystemunitdir/systemd-hibernate-resume@.service.d/thaw.conf"
         inst_script "$moddir/thaw-generator.sh" "$systemdutildir/system-generators/thaw-generator"
         $SYSTEMCTL -q --root "$initdir" enable thaw-resume.service
-        if thaw_wants_network; then
-            dwarning "thaw: the systemd flavour does not bring up a link for imds: key sources: the" \
-                "initramfs must configure the network itself (e.g. rd.neednet=1 and dracut's network module)"
-        fi
     else
         inst_hook pre-mount 10 "$moddir/thaw-resume.sh"
     fi

@@ -1,17 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# pre-mount hook, and /sbin/thaw-resume for the initqueue job: unlock the encrypted swap (or the
-# root's container holding the swap file) and hand a hibernation image to the kernel, once per boot.
-# thaw reads the kernel command line itself and always lets the boot go on; this script holds
-# nothing secret and must never fail the boot either. It is also sourced as a hook: no exit.
+# /sbin/thaw-resume, in both flavours: the shell flavour's pre-mount hook and initqueue job, and
+# thaw-resume.service's command in the systemd flavour (which passes its own name as $1, for the
+# log). Unlocks the encrypted swap (or the root's container holding the swap file) and hands a
+# hibernation image to the kernel, once per boot; brings a link up around `thaw resume` only when
+# the key chain names an imds: source. thaw reads the kernel command line itself and always lets
+# the boot go on; this script holds nothing secret and must never fail the boot either. It is also
+# sourced as a hook: no exit.
 # shellcheck disable=SC1091 # dracut-lib.sh is there in the initramfs
 command -v getarg > /dev/null || . /lib/dracut-lib.sh
 
 # The key chain thaw will use: rd.thaw.key=, else key= in thaw.conf (the same rule as thaw's).
 thaw_key_chain() {
     thaw_k=$(getarg rd.thaw.key=)
+    # sed '$p', not tail: a systemd-flavour initramfs has no busybox applets, only dracut's base tools.
     [ -n "$thaw_k" ] || thaw_k=$(sed -n 's/^[[:space:]]*key[[:space:]]*=[[:space:]]*//p' /etc/thaw/thaw.conf \
-        2> /dev/null | tail -n 1)
+        2> /dev/null | sed -n '$p')
     echo "$thaw_k"
 }
 
@@ -25,6 +29,8 @@ thaw_net_up() {
     while read -r thaw_m; do
         modprobe -q "$thaw_m" 2> /dev/null
     done < /usr/lib/thaw/net-modules
+    # Let udev name the interface first (a rename fails once it is up).
+    command -v udevadm > /dev/null && udevadm settle --timeout=5 2> /dev/null
     # The driver may bind late: wait up to 5 s for an interface.
     thaw_n=0
     while [ "$thaw_n" -lt 50 ]; do
@@ -59,7 +65,7 @@ thaw_net_down() {
 
 mkdir -p /run/thaw 2> /dev/null
 if mkdir /run/thaw/ran 2> /dev/null; then
-    echo "<6>thaw-resume.sh: running thaw resume" > /dev/kmsg
+    echo "<6>${1:-thaw-resume.sh}: running thaw resume" > /dev/kmsg
     modprobe -q dm_crypt 2> /dev/null
     modprobe -q qemu_fw_cfg 2> /dev/null
     modprobe -q dmi-sysfs 2> /dev/null

@@ -350,6 +350,22 @@ mkroot() {
 	cryptsetup close "luks-$uuid"
 }
 
+# What the initramfs left to the real system: the device-mapper mappings, each network interface
+# (state and IPv4 addresses), and whether a DHCP client still runs.
+left_over() {
+	say "dm: $(cat /sys/block/dm-*/dm/name 2> /dev/null | tr '\n' ' ')"
+	for d in /sys/class/net/*; do
+		i=${d##*/}
+		[ "$i" = lo ] && continue
+		say "net: $i $(cat "$d/operstate") ipv4=[$(ip -4 -o addr show dev "$i" | awk '{print $4}' | tr '\n' ' ')]"
+	done
+	n=0
+	for f in /proc/[0-9]*/cmdline; do
+		case "$(tr '\0' ' ' < "$f" 2> /dev/null)" in *udhcpc*) n=$((n + 1)) ;; esac
+	done
+	say "dhcp clients running: $n"
+}
+
 # rd32 DEV BYTE / wr32 DEV BYTE VALUE: a little-endian u32 (block numbers fit: a u64's upper half is 0).
 rd32() {
 	dd if="$1" bs=1 skip="$2" count=4 2> /dev/null | od -An -tu4 | tr -d ' '
@@ -526,6 +542,7 @@ mkroot)
 	mkroot
 	;;
 hibernate-file)
+	left_over
 	swapon /swapfile || fail "swapon /swapfile failed"
 	say "swap on: $(grep '^/swapfile' /proc/swaps | tr -s ' \t' ' ')"
 	start_workload "$mib"

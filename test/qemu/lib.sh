@@ -148,22 +148,31 @@ tq_dracut() {
 # The systemd flavour of the initramfs (dracut's systemd, systemd-initrd and dracut-systemd modules,
 # from the host's systemd), with resume, so that systemd-hibernate-resume and its generator sit
 # beside thaw-resume.service as in a distribution's image. Sets TQ_INITRD; built once per input.
+# TQ_SYSTEMD_MODULES: further dracut modules (systemd-swapfile: crypt, for systemd-cryptsetup);
+# TQ_INITRAMFS_NET=1: thaw_network=yes; TQ_THAW_MODULE: the 90thaw to install (default the tree's;
+# systemd-swapfile: the package's). Each combination of the first two is cached under its own name.
 tq_build_initramfs_systemd() {
-    local key base out sdver
+    local key base out sdver variant=systemd-initramfs more=${TQ_SYSTEMD_MODULES:-}
+    local mod=${TQ_THAW_MODULE:-$TQ_REPO/dracut-module/90thaw}
+    [[ -n $more ]] && variant+="+${more// /+}"
+    [[ ${TQ_INITRAMFS_NET:-0} == 1 ]] && variant+=+net
     sdver=$(dpkg-query -W -f '${Version}' systemd 2> /dev/null)
     [[ -n $sdver && -x /lib/systemd/systemd ]] || tq_skip "systemd is not installed (run make deps)"
-    key=$(tq_hash "$TQ_THAW" "$TQ_REPO"/dracut-module/90thaw/* "${BASH_SOURCE[0]}" \
-        <(echo "$TQ_KVER systemd $sdver"))
-    out=$TQ_CACHE/systemd-initramfs-$key.img
+    key=$(tq_hash "$TQ_THAW" "$mod"/* "${BASH_SOURCE[0]}" <(echo "$TQ_KVER systemd $sdver"))
+    out=$TQ_CACHE/$variant-$key.img
     TQ_INITRD=$out
     [[ -s $out ]] && return 0
-    tq_log "building the systemd-flavour initramfs with dracut (host's systemd $sdver)"
-    base=$TQ_CACHE/dracut-base-systemd
-    rm -rf "$base" "$TQ_CACHE"/systemd-initramfs-*.img "$TQ_CACHE/dracut-tmp-systemd"
+    tq_log "building the $variant with dracut (host's systemd $sdver)"
+    base=$TQ_CACHE/dracut-base-$variant
+    rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp-$variant"
     cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
-    cp -a "$TQ_REPO/dracut-module/90thaw" "$base/modules.d/90thaw"
-    tq_dracut "$base" "$TQ_CACHE/dracut-tmp-systemd" \
-        "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block resume thaw" "$out"
+    cp -a "$mod" "$base/modules.d/90thaw"
+    # As in tq_build_initramfs: the setting only for this build.
+    mkdir -p "$TQ_CACHE/dracut-conf.d"
+    [[ $variant == *+net ]] && echo 'thaw_network=yes' > "$TQ_CACHE/dracut-conf.d/thaw.conf"
+    tq_dracut "$base" "$TQ_CACHE/dracut-tmp-$variant" \
+        "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block resume thaw $more" "$out"
+    rm -f "$TQ_CACHE/dracut-conf.d/thaw.conf"
 }
 
 # Copies an executable and the shared libraries ldd reports into root tree $2.
@@ -278,6 +287,18 @@ tq_build_deb() {
     rm -rf "$src"
     TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' | head -n1)
     [[ -n $TQ_DEB ]] || tq_die "dpkg-buildpackage made no thaw_*.deb"
+}
+
+# tq_tree_with_deb TREE: a copy of the guest root tree in TREE with the Debian package unpacked into
+# it (dpkg -x; thaw in /usr/sbin, the dracut module in /usr/lib/dracut/modules.d/90thaw) instead of
+# the copied build/thaw. Needs tq_build_deb.
+tq_tree_with_deb() {
+    local tree=$1
+    rm -rf "$tree"
+    cp -a "$TQ_CACHE/rootfs" "$tree"
+    rm -f "$tree/bin/thaw" "$tree/usr/sbin"
+    mkdir -p "$tree/usr/sbin"
+    dpkg -x "$TQ_DEB" "$tree" || tq_die "dpkg -x $TQ_DEB failed"
 }
 
 # Everything a scenario needs before its first boot.

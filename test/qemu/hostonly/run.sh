@@ -16,11 +16,8 @@ tq_prepare
 tq_build_deb
 tq_workdir hostonly
 tree=$TQ_WORK/tree
-cp -a "$TQ_CACHE/rootfs" "$tree"
 # The package's thaw, where the package puts it: no copy from build/.
-rm -f "$tree/bin/thaw" "$tree/usr/sbin"
-mkdir -p "$tree/usr/sbin"
-dpkg -x "$TQ_DEB" "$tree" || tq_die "dpkg -x $TQ_DEB failed"
+tq_tree_with_deb "$tree"
 for b in dmsetup udevadm blkid bash flock; do
     tq_install_bin "$(command -v "$b")" "$tree" "/bin/$b"
 done

@@ -475,8 +475,12 @@ tq_hibernating_boot_checked() {
     if ((rc == 124)) && tq_has "$1" "PM: hibernation: hibernation entry" && tq_lacks "$1" "PM: hibernation: Wrote"; then
         tq_log "RETRY: boot $1 hung inside the kernel's hibernation before writing an image; its log is $1.hung.log; once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung.log"
-        truncate -s 0 "$TQ_WORK/swap.img"
-        truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
+        # A fresh swap disk for the step that sets it up; hibernate-file's /dev/vdb is the
+        # encrypted root holding the swap file (no image written either), so it stays.
+        if [[ $2 != hibernate-file ]]; then
+            truncate -s 0 "$TQ_WORK/swap.img"
+            truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
+        fi
         rc=0
         tq_boot "$@" || rc=$?
     fi

@@ -18,9 +18,6 @@ set -u
 . "$(dirname "$0")/../imds-net.sh"
 
 TQ_SWAP_MIB=1024 # the encrypted root: the guest tree and the 600 MiB swap file
-# Half the usual workload: the kernel's preallocation before the image is written is most of a
-# hibernation's time under TCG, and what this scenario adds is about the boot, not the image size.
-TQ_WORKLOAD_MIB=128
 tq_prepare
 shell_initrd=$TQ_INITRD
 tq_build_deb
@@ -96,7 +93,7 @@ sd_net_checks() {
         before "$1" "configured by DHCP for the imds: key source" "with $src"
 }
 
-tq_boot_checked cold hibernate-file "$TQ_WORK/wrong-key"
+tq_hibernating_boot_checked cold hibernate-file "$TQ_WORK/wrong-key"
 sd_net_checks cold
 tq_check "cold: thaw unlocked the root's container with $src and found no image" \
     before cold "with $src" "thaw: no hibernation image on /dev/mapper/luks-$uuid: boot continues"
@@ -128,8 +125,9 @@ tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading 
 tq_check "resume: the fresh init never ran" tq_lacks resume "THAW-TEST: fresh boot"
 tq_check "resume: thaw hibernate returned 0 in the resumed system" tq_has resume "THAW-TEST: hibernate exit 0"
 tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+# One per boot that ran thaw (a third if the hibernating boot was retried).
 n=$(grep -cx "GET /latest/raw 200" "$TQ_IMDS_LOG")
-tq_check "the metadata service served the key twice, after an IMDSv2 token each time ($n GETs)" \
-    test "$n" -eq 2 -a "$(grep -cx "PUT /latest/api/token 200" "$TQ_IMDS_LOG")" -eq 2
+tq_check "the metadata service served the key for both boots, after an IMDSv2 token each time ($n GETs)" \
+    test "$n" -ge 2 -a "$(grep -cx "PUT /latest/api/token 200" "$TQ_IMDS_LOG")" -eq "$n"
 tq_log "metadata service requests: $(tr '\n' ';' < "$TQ_IMDS_LOG")"
 tq_finish

@@ -146,6 +146,10 @@ test: deps
 bench-swapin: all
 	BENCH_OUT=$(B)/bench-swapin.txt test/qemu/bench-swapin/bench.sh
 
+# Not part of make test: thaw hibernate's defaults vs --reclaim vs --image-size 0, table in $(B)/bench-hibernate.txt.
+bench-hibernate: all
+	BENCH_OUT=$(B)/bench-hibernate.txt test/qemu/bench-hibernate/bench.sh
+
 demo: deps
 	$(MAKE) all
 	test/qemu/demo.sh
@@ -174,4 +178,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin
+.PHONY: all deps check check-qemu test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# make bench-hibernate: does `thaw hibernate --reclaim` or --image-size 0 shorten the hibernation?
+# Side by side in one run, interleaved per round: the same guest (1 GiB RAM, a workload of 600 MiB)
+# hibernates with thaw hibernate's defaults, with --reclaim, and with --image-size 0, each on a
+# fresh swap disk, then resumes. Per variant: seconds from the command to power-off (host clock),
+# the frozen part (guest clock, "hibernation entry" to power-down), the image written, the kernel's
+# read time at resume and the resume boot's time until the hibernated system runs again. Table to
+# stdout and to $B/bench-hibernate.txt. Not part of make test: about 6 minutes a round under TCG.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export TQ_MEM=${TQ_MEM:-1024} TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-600} TQ_SWAP_MIB=${TQ_SWAP_MIB:-1600}
+export TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-1800}
+# shellcheck source=test/qemu/lib.sh
+. "$here/../lib.sh"
+ROUNDS=${BENCH_ROUNDS:-1}
+OUT=${BENCH_OUT:-$TQ_REPO/build/bench-hibernate.txt}
+variants=(default reclaim image0)
+declare -A hibargs=([default]="" [reclaim]="--reclaim" [image0]="--image-size,0")
+
+# ptime NAME TEXT: the guest clock (printk seconds) of the first line containing TEXT.
+ptime() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed -n 's/.*| \[ *\([0-9.]*\)\].*/\1/p'; }
+# kfield NAME REGEX: the first number after REGEX in the boot's log.
+kfield() { grep -m1 -oE -- "$2 [0-9.]+" "$TQ_WORK/$1.log" | grep -oE '[0-9.]+$'; }
+
+tq_prepare
+tq_workdir bench-hibernate
+rows=()
+for ((r = 1; r <= ROUNDS; r++)); do
+    for v in "${variants[@]}"; do
+        truncate -s 0 "$TQ_WORK/swap.img"
+        truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
+        h=hib-$v-$r u=res-$v-$r
+        tq_hibernating_boot_checked "$h" hibernate "$TQ_WORK/key" "thaw.hibargs=${hibargs[$v]}"
+        tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
+        hib_total=$TQ_BOOT_SECONDS
+        tq_resume_boot "$u"
+        t_cmd=$(tq_time "$h" "THAW-TEST: hibernating")
+        e=$(ptime "$h" "PM: hibernation: hibernation entry") p=$(ptime "$h" "reboot: Power down")
+        rows+=("$(printf '%s %s %s %s %s %s %s %s %s' "$v" "$r" \
+            "$(awk -v a="$hib_total" -v b="$t_cmd" 'BEGIN { printf "%.1f", a - b }')" \
+            "$(awk -v a="$p" -v b="$e" 'BEGIN { printf "%.1f", a - b }')" \
+            "$(kfield "$h" 'PM: hibernation: Wrote')" "$(kfield "$h" 'PM: hibernation: Wrote [0-9]+ kbytes in')" \
+            "$(kfield "$u" 'PM: hibernation: Read [0-9]+ kbytes in')" "$(tq_time "$u" "THAW-TEST: hibernate exit")" \
+            "$(kfield "$h" 'thaw: reclaimed part of [0-9]+ MiB in')")")
+    done
+done
+
+mkdir -p "$(dirname "$OUT")"
+{
+    echo "make bench-hibernate, $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB," \
+         "swap on dm-crypt; $ROUNDS round(s), variants interleaved; medians"
+    echo
+    printf '%s\n' "${rows[@]}" | awk '
+        function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        { v = $1; n[v]++; k = n[v]; cmd[v, k] = $3; fr[v, k] = $4; kb[v, k] = $5; ws[v, k] = $6; rs[v, k] = $7; up[v, k] = $8; rc[v, k] = ($9 == "" ? 0 : $9)
+          if (!(v in seen)) { seen[v] = 1; order[++nv] = v } }
+        END {
+            printf "%-9s %13s %11s %10s %9s %9s %12s %10s\n", "variant", "cmd->off s", "frozen s", "image MiB", "write s", "read s", "resumed at s", "reclaim s"
+            for (i = 1; i <= nv; i++) { v = order[i]; m = n[v]
+                for (f = 1; f <= 8; f++) { delete x
+                    for (k = 1; k <= m; k++) x[k] = (f == 1 ? cmd[v, k] : f == 2 ? fr[v, k] : f == 3 ? kb[v, k] / 1024 : f == 4 ? ws[v, k] : f == 5 ? rs[v, k] : f == 6 ? up[v, k] : rc[v, k])
+                    val[v, f] = med(x, m) }
+                printf "%-9s %13.1f %11.1f %10.0f %9.2f %9.2f %12.1f %10.1f\n", v, val[v, 1], val[v, 2], val[v, 3], val[v, 4], val[v, 5], val[v, 6], val[v, 7] }
+            print ""
+            for (i = 2; i <= nv; i++) { v = order[i]
+                printf "%s vs default: command to power-off %.2fx, frozen part %.2fx, image %.2fx, resume boot until running %.2fx (below 1: shorter)\n",
+                    v, val[v, 1] / val["default", 1], val[v, 2] / val["default", 2], val[v, 3] / val["default", 3], val[v, 6] / val["default", 6] } }'
+    echo
+    echo "cmd->off: host seconds from the guest's 'hibernating' line to QEMU's exit; frozen: guest clock from"
+    echo "'hibernation entry' to power-down (freezing, shrinking memory, the image copy and write);"
+    echo "resumed at: seconds from the resume boot's QEMU start until the hibernated system runs again."
+} | tee "$OUT"
+tq_finish

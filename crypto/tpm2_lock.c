@@ -54,12 +54,19 @@ int tpm2_lock_boot(const char *root, uint32_t pcrs, int64_t deadline_ms, char *w
         r = tpm2_open_boot(&kc, &tpm);
         if (r < 0)
                 return r;
-        for (unsigned pcr = TPM2_LOCK_PCR_MIN; pcr <= TPM2_LOCK_PCR_MAX && r == 0; pcr++) {
+        /* Every lock PCR is tried, even after one failed: each one extended locks its tokens. */
+        for (unsigned pcr = TPM2_LOCK_PCR_MIN; pcr <= TPM2_LOCK_PCR_MAX; pcr++) {
+                int e;
+
                 if (!(pcrs & (1u << pcr)))
                         continue;
-                r = tpm2_pcr_extend(tpm, pcr, LOCK_EVENT);
-                if (r < 0 && why && size)
-                        snprintf(why, size, "PCR %u: %s", pcr, r == -EIO ? tpm2_error(tpm) : strerror(-r));
+                e = tpm2_pcr_extend(tpm, pcr, LOCK_EVENT);
+                if (e < 0 && r == 0) {
+                        r = e;
+                        if (why && size)
+                                snprintf(why, size, "PCR %u: %s", pcr,
+                                         e == -EIO || e == -ETIMEDOUT ? tpm2_error(tpm) : strerror(-e));
+                }
         }
         tpm2_close(tpm);
         return r;

@@ -234,8 +234,9 @@ static int remove_token(const struct enroll_opts *o)
         else if (r < 0)
                 log_msg(LOG_ERR, "removing token %d of %s failed (%s)", o->remove, o->device, strerror(-r));
         else if (kept)
-                log_msg(LOG_INFO, "removed token %d and its keyslots from %s, except keyslots %s: other tokens "
-                        "still use them", o->remove, o->device, slot_list(kept, list, sizeof(list)));
+                log_msg(LOG_WARNING, "removed token %d and its keyslots from %s, except keyslots %s: other tokens "
+                        "still use them, so the removed source's key still opens the device through them",
+                        o->remove, o->device, slot_list(kept, list, sizeof(list)));
         else
                 log_msg(LOG_INFO, "removed token %d and its keyslots from %s", o->remove, o->device);
         return r;

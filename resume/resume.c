@@ -548,7 +548,7 @@ static void lock_tpm(const struct resume_ctx *c)
                 SAY(c, LOG_INFO, "TPM2 lock PCR %s extended: no thaw-tpm2 key unseals for the rest of this "
                     "boot", list);
         else if (r == -ENODEV)
-                SAY(c, LOG_INFO, "no TPM2 device: lock PCR %s not extended (nothing to unseal)", list);
+                SAY(c, LOG_INFO, "no TPM2 device (yet): lock PCR %s not extended", list);
         else
                 SAY(c, LOG_WARNING, "cannot extend TPM2 lock PCR %s (%s): a thaw-tpm2 key may still unseal "
                     "later in this boot", list, why[0] ? why : strerror(-r));

@@ -390,7 +390,11 @@ tq_boot() {
     TQ_TPM_ARGS=()
     [[ -n $TQ_TPM_STATE ]] && tq_swtpm_start "$name"
     start=$EPOCHREALTIME
-    "${TQ_QEMU_WRAP[@]}" timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
+    local tag=thaw-test-$$-$RANDOM watch
+    rm -f "$TQ_WORK/$name.hung"
+    tq_watch_hang "$log" "$tag" "$TQ_WORK/$name.hung" &
+    watch=$!
+    "${TQ_QEMU_WRAP[@]}" timeout -k 10 "$TQ_BOOT_TIMEOUT" "$TQ_QEMU" -name "$tag" -accel tcg -cpu "$TQ_CPU" -m "$TQ_MEM" -smp "$TQ_SMP" \
         -nodefaults -display none -no-reboot -serial stdio \
         "${boot[@]}" -append "$append" \
         -drive "file=$TQ_WORK/root.img,if=virtio,format=raw" \
@@ -399,10 +403,35 @@ tq_boot() {
         -object rng-random,id=rng0,filename=/dev/urandom -device virtio-rng-pci,rng=rng0 \
         "${TQ_TPM_ARGS[@]}" "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tq_stamp "$start" > "$log"
     rc=${PIPESTATUS[0]}
+    kill "$watch" 2> /dev/null
+    wait "$watch" 2> /dev/null
+    if [[ -e $TQ_WORK/$name.hung ]]; then
+        tq_log "boot $name: no serial output for ${TQ_HANG_SECONDS} s inside the kernel's suspend of devices and CPUs: stopped as hung"
+        rc=124
+    fi
     tq_swtpm_stop
     TQ_BOOT_SECONDS=$(tq_since "$start")
     tq_log "boot $name: QEMU exited with status $rc after ${TQ_BOOT_SECONDS} s"
     return "$rc"
+}
+
+# tq_watch_hang LOG TAG MARK: the TCG hang of tq_hibernating_boot_checked, seen early. In a
+# hibernation the console is suspended only while devices and CPUs are suspended and the snapshot
+# is taken (seconds; the image is written with the console back); a log whose last line is that
+# step and that has not grown for TQ_HANG_SECONDS is a hung guest. Then MARK is created and the
+# boot's timeout is fired at once (SIGALRM: it stops QEMU and exits 124, as at the full timeout).
+TQ_HANG_SECONDS=${TQ_HANG_SECONDS:-150}
+tq_watch_hang() {
+    local log=$1 tag=$2 mark=$3 age
+    while sleep 5; do
+        [[ -s $log ]] || continue
+        tail -n 1 "$log" | grep -qE 'Suspending console\(s\)|Disabling non-boot CPUs' || continue
+        age=$(($(date +%s) - $(stat -c %Y "$log")))
+        ((age >= TQ_HANG_SECONDS)) || continue
+        : > "$mark"
+        pkill -ALRM -f -- "^timeout -k 10 [0-9]+ [^ ]+ -name $tag " 2> /dev/null
+        return 0
+    done
 }
 
 tq_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
@@ -463,12 +492,13 @@ TQ_TIMES=()
 TQ_FWCFG_KEY=${TQ_FWCFG_KEY:-}
 
 # tq_hibernating_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot_checked for a boot that
-# ends in a hibernation. Under TCG with 2 vCPUs the guest kernel has hung a few times inside the
+# ends in a hibernation. Under TCG with 2 vCPUs the guest kernel hangs now and then inside the
 # hibernation itself, after "hibernation entry" and before any image was written (the last line
-# seen: "Disabling non-boot CPUs"), until the boot timeout; seen on this project's loaded 2-core
-# machine, in scenarios with no thaw code running at that point. Nothing of thaw's is judged by
-# that boot yet, so it is said loudly and tried once more on a fresh swap disk; every check still
-# applies.
+# seen: "Disabling non-boot CPUs", or the console suspend before it), idle until stopped; seen on
+# this 2-core machine loaded and quiet (noresume's hibernate boot in two clean-clone runs), with no
+# thaw code running at that point. tq_watch_hang stops such a boot after TQ_HANG_SECONDS of
+# silence. Nothing of thaw's is judged by that boot yet, so it is said loudly and tried once more
+# on a fresh swap disk; every check still applies.
 tq_hibernating_boot_checked() {
     local rc=0
     tq_boot "$@" || rc=$?

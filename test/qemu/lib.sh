@@ -497,14 +497,18 @@ TQ_FWCFG_KEY=${TQ_FWCFG_KEY:-}
 # seen: "Disabling non-boot CPUs", or the console suspend before it), idle until stopped; seen on
 # this 2-core machine loaded and quiet (noresume's hibernate boot in two clean-clone runs), with no
 # thaw code running at that point. tq_watch_hang stops such a boot after TQ_HANG_SECONDS of
-# silence. Nothing of thaw's is judged by that boot yet, so it is said loudly and tried once more
-# on a fresh swap disk; every check still applies.
+# silence. Nothing of thaw's is judged by that boot yet, so it is said loudly and tried again
+# (up to TQ_HANG_RETRIES times: systemd-swapfile's hung twice in a row once) on a fresh swap disk;
+# every check still applies.
+TQ_HANG_RETRIES=${TQ_HANG_RETRIES:-2}
 tq_hibernating_boot_checked() {
-    local rc=0
+    local rc=0 try=0
     tq_boot "$@" || rc=$?
-    if ((rc == 124)) && tq_has "$1" "PM: hibernation: hibernation entry" && tq_lacks "$1" "PM: hibernation: Wrote"; then
-        tq_log "RETRY: boot $1 hung inside the kernel's hibernation before writing an image; its log is $1.hung.log; once more"
-        mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung.log"
+    while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_has "$1" "PM: hibernation: hibernation entry" &&
+        tq_lacks "$1" "PM: hibernation: Wrote"; do
+        try=$((try + 1))
+        tq_log "RETRY: boot $1 hung inside the kernel's hibernation before writing an image; its log is $1.hung$try.log; once more"
+        mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
         # A fresh swap disk for the step that sets it up; hibernate-file's /dev/vdb is the
         # encrypted root holding the swap file (no image written either), so it stays.
         if [[ $2 != hibernate-file ]]; then
@@ -513,7 +517,7 @@ tq_hibernating_boot_checked() {
         fi
         rc=0
         tq_boot "$@" || rc=$?
-    fi
+    done
     tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
     TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
 }

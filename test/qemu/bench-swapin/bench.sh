@@ -9,8 +9,6 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TQ_MEM=${TQ_MEM:-1024} TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-700} TQ_SWAP_MIB=${TQ_SWAP_MIB:-1600}
-# Two vCPUs, as the figures in the README were taken (the swap-in runs 4 threads).
-export TQ_SMP=${TQ_SMP:-2}
 export TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-5400}
 # shellcheck source=test/qemu/lib.sh
 . "$here/../lib.sh"

@@ -115,18 +115,23 @@ commitms() {
 	say "empty md array md127: 1 s at power-off"
 }
 
+# wait_ready FILE PID NAME: waits (up to 300 s) until the workload PID has created FILE.
+wait_ready() {
+	n=0
+	while [ ! -e "$1" ]; do
+		kill -0 "$2" 2> /dev/null || fail "$3 died"
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || fail "$3 not ready after 300 s"
+		sleep 0.5
+	done
+}
+
 # start_workload MIB: fills MIB MiB, waits until it is ready; sets $wl.
 start_workload() {
 	rm -f /tmp/ready
 	workload "$1" "$seed" /tmp/ready &
 	wl=$!
-	n=0
-	while [ ! -e /tmp/ready ]; do
-		kill -0 "$wl" 2> /dev/null || fail "workload died"
-		n=$((n + 1))
-		[ "$n" -lt 600 ] || fail "workload not ready after 300 s"
-		sleep 0.5
-	done
+	wait_ready /tmp/ready "$wl" workload
 	say "workload ready"
 }
 
@@ -221,13 +226,7 @@ tight() {
 	rm -f /tmp/ready2
 	workload "$hog" "$((seed + 1))" /tmp/ready2 &
 	hogpid=$!
-	n=0
-	while [ ! -e /tmp/ready2 ]; do
-		kill -0 "$hogpid" 2> /dev/null || fail "second workload died"
-		n=$((n + 1))
-		[ "$n" -lt 600 ] || fail "second workload not ready after 300 s"
-		sleep 0.5
-	done
+	wait_ready /tmp/ready2 "$hogpid" "second workload"
 	say "tight: second workload holds $hog MiB; workload VmSwap $(vmswap_kib "$wl") kB," \
 		"MemAvailable $(meminfo_kib MemAvailable) kB"
 	thaw swapin --strategy swapoff
@@ -257,13 +256,7 @@ swapin_first_interrupt() {
 	rm -f /tmp/ready3 /tmp/ts
 	workload 16 "$((seed + 2))" /tmp/ready3 &
 	third=$!
-	n=0
-	while [ ! -e /tmp/ready3 ]; do
-		kill -0 "$third" 2> /dev/null || fail "third workload died"
-		n=$((n + 1))
-		[ "$n" -lt 600 ] || fail "third workload not ready after 300 s"
-		sleep 0.5
-	done
+	wait_ready /tmp/ready3 "$third" "third workload"
 	echo 1G > /sys/fs/cgroup/memory.reclaim 2> /dev/null
 	say "reclaimed: workload VmSwap $(vmswap_kib "$wl") kB, third VmSwap $(vmswap_kib "$third") kB"
 	rm -f /tmp/swapin.pid

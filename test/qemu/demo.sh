@@ -16,7 +16,7 @@ tq_hibernating_boot_checked hibernate hibernate "$TQ_WORK/key"
 grep -E '\| (THAW-TEST: setup exit|rd\.thaw\.|thaw: hibernating)|PM: hibernation: Wrote|workload: ready' \
     "$TQ_WORK/hibernate.log" | sed 's/^ *[0-9.]*| //; s/^\[ *[0-9.]*\] //; s/^/    /'
 echo "thaw demo: boot 2: a new QEMU process, key in fw_cfg; the initramfs runs thaw resume"
-tq_boot_checked resume resume "$TQ_WORK/key"
+tq_resuming_boot_checked resume resume "$TQ_WORK/key"
 
 # mark LABEL TEXT: one timeline line at the first serial line containing TEXT.
 mark() {

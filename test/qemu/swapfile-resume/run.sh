@@ -40,7 +40,7 @@ tq_check "hibernate: thaw hibernate chose the swap file at resume_offset=$offset
 tq_check "hibernate: the kernel wrote the image" tq_has hibernate "PM: hibernation: Wrote"
 tq_check "hibernate: powered off inside the hibernation" tq_lacks hibernate "THAW-TEST: hibernate exit"
 
-tq_boot_checked resume resume "$TQ_WORK/key"
+tq_resuming_boot_checked resume resume "$TQ_WORK/key"
 tq_check "resume: thaw handed the image at the swap file's offset to the kernel" \
     grep -qE "thaw: resuming from /dev/mapper/luks-$uuid \([0-9]+:[0-9]+, offset $offset\)" "$TQ_WORK/resume.log"
 tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"

@@ -118,7 +118,7 @@ tq_check "cold: thaw hibernate chose the swap file at resume_offset=$offset" \
 tq_check "cold: the kernel wrote the image" tq_has cold "PM: hibernation: Wrote"
 tq_check "cold: powered off inside the hibernation" tq_lacks cold "THAW-TEST: hibernate exit"
 
-tq_boot_checked resume resume "$TQ_WORK/wrong-key"
+tq_resuming_boot_checked resume resume "$TQ_WORK/wrong-key"
 sd_net_checks resume
 tq_check "resume: thaw handed the image at the swap file's offset to the kernel" \
     grep -qE "thaw: resuming from /dev/mapper/luks-$uuid \([0-9]+:[0-9]+, offset $offset\)" "$TQ_WORK/resume.log"

@@ -547,6 +547,22 @@ int luks_is_active(const char *name)
         return st == CRYPT_ACTIVE || st == CRYPT_BUSY;
 }
 
+int luks_active_integrity(const char *name)
+{
+        struct crypt_params_integrity ip = { 0 };
+        struct crypt_device *cd = NULL;
+        int r;
+
+        crypt_set_log_callback(NULL, log_silent, NULL);
+        r = crypt_init_by_name(&cd, name);
+        if (r == 0)
+                r = crypt_get_integrity_info(cd, &ip);
+        crypt_free(cd);
+        if (r < 0)
+                return r;
+        return ip.tag_size > 0 || (ip.integrity && *ip.integrity);
+}
+
 int luks_uuid(const char *dev, char *buf, size_t size)
 {
         struct crypt_device *cd = NULL;

@@ -100,6 +100,8 @@ int luks_enroll_sources(const char *dev, const struct secret *existing, const st
 int luks_check_key(const char *dev, const struct secret *key);
 /* 1 if the mapping name is active, 0 if not. */
 int luks_is_active(const char *name);
+/* 1 if the active mapping name has authenticated encryption (dm-integrity), 0 if not, or -errno. */
+int luks_active_integrity(const char *name);
 
 /*
  * The key sources named by the device's thaw-* tokens, in token order. 0 with out->n == 0 if none.

@@ -16,6 +16,7 @@ void args_init(struct thaw_args *a)
         snprintf(a->name, sizeof(a->name), "%s", ARGS_NAME_DEFAULT);
         a->timeout_s = ARGS_TIMEOUT_DEFAULT;
         snprintf(a->swapin, sizeof(a->swapin), "prefetch");
+        snprintf(a->writer, sizeof(a->writer), "auto");
         a->image_size_kib = UINT64_MAX;
 }
 
@@ -100,6 +101,11 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
                 if (strcmp(value, "prefetch") && strcmp(value, "swapoff") && strcmp(value, "off"))
                         return -EINVAL;
                 return util_copy(a->swapin, sizeof(a->swapin), value);
+        }
+        if (strcmp(key, "writer") == 0) {
+                if (strcmp(value, "auto") && strcmp(value, "kernel") && strcmp(value, "thaw"))
+                        return -EINVAL;
+                return util_copy(a->writer, sizeof(a->writer), value);
         }
         if (strcmp(key, "image_size") == 0) {
                 if (*value && value[strlen(value) - 1] == '%')

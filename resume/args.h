@@ -33,6 +33,8 @@ struct thaw_args {
         char swapin[12];              /* swapin= in thaw.conf: after a resume, prefetch (default),
                                          swapoff or off */
         uint64_t image_size_kib;      /* image_size= in thaw.conf, for thaw hibernate; UINT64_MAX: unset */
+        char writer[8];               /* writer= in thaw.conf, for thaw hibernate: auto (default),
+                                         kernel or thaw */
         char allow_url[KEYSRC_ALLOW_MAX]; /* allow-url= in thaw.conf only: origins imds:URL may name */
 };
 

@@ -17,15 +17,19 @@
 #include "handoff.h"
 #include "hibcheck.h"
 #include "log.h"
+#include "luks.h"
+#include "machine.h"
 #include "power.h"
 #include "resume.h"
+#include "snapshot.h"
 #include "swapplan.h"
 #include "util.h"
 
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw hibernate [--mode shutdown|platform|reboot] [--name NAME] [--root DIR]\n"
-                   "                      [--image-size SIZE] [--reclaim] [--no-swapin] [--dry-run]\n\n"
+                   "                      [--image-size SIZE] [--reclaim] [--no-swapin]\n"
+                   "                      [--writer auto|kernel|thaw] [--dry-run]\n\n"
                    "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
                    "line name a device and a key, no noresume), that /dev/mapper/NAME is active swap\n"
                    "(with resume_offset=: holds the active swap file that starts at that page) with\n"
@@ -40,6 +44,13 @@ static void usage(FILE *f)
                    "                   the image would not hold anyway\n"
                    "      --no-swapin  after the resume, do not start thaw swapin (default: start it,\n"
                    "                   with the strategy of swapin= in thaw.conf; swapin=off: never)\n"
+                   "      --writer W   who writes the image: kernel (Linux, as systemctl hibernate),\n"
+                   "                   thaw (the kernel takes the snapshot through /dev/snapshot, thaw\n"
+                   "                   writes it in the kernel's format and flushes the device before\n"
+                   "                   powering off: needed with dm-integrity, whose last writes Linux\n"
+                   "                   6.1 would leave in its journal), or auto (default: writer= in\n"
+                   "                   thaw.conf, else thaw for a container with integrity, kernel\n"
+                   "                   otherwise). thaw's writer does --mode shutdown or reboot\n"
                    "      --root DIR   prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "      --dry-run    only check\n"
                    "  -h, --help       show this help\n");
@@ -133,6 +144,37 @@ static void reclaim(const char *root)
                 want / 1024, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
+/* thaw writes the image: the kernel freezes and snapshots, thaw writes, flushes and powers off. */
+static enum cmd_status hibernate_thaw(const char *root, const char *mode, const struct hibcheck *h,
+                                      const struct thaw_args *a)
+{
+        struct snapshot_target t = { .maj = h->maj, .min = h->min, .offset = a->offset,
+                                     .reboot = strcmp(mode, "reboot") == 0 };
+        struct machine_info m;
+        char dev[PATH_MAX], rel[PATH_MAX], why[512];
+        int r;
+
+        snprintf(rel, sizeof(rel), "/dev/mapper/%s", a->name);
+        if (util_path(dev, sizeof(dev), root, rel) < 0)
+                return CMD_FAILED;
+        t.dev = dev;
+        /* As the kernel does with acpi_sleep=s4_hwsig: the next boot compares it. */
+        machine_read(root, &m);
+        t.hw_sig = a->s4_hwsig && m.have_facs && m.facs_sig != 0;
+        t.hw_sig_value = m.facs_sig;
+        log_msg(LOG_NOTICE, "hibernating to %s (%u:%u%s%s, offset %" PRIu64 ", then %s), thaw writing the "
+                "image: %" PRIu64 " MiB free swap, about %" PRIu64 " MiB needed", dev, h->maj, h->min,
+                *h->swapfile ? ", swap file " : "", h->swapfile, a->offset, t.reboot ? "reboot" : "power-off",
+                h->free_kib / 1024, (h->needed_kib + 1023) / 1024);
+        r = snapshot_hibernate(root, &t, why, sizeof(why));
+        if (r < 0) {
+                log_msg(LOG_ERR, "hibernation failed: %s; the system keeps running", why);
+                return CMD_FAILED;
+        }
+        log_msg(LOG_NOTICE, "resumed");
+        return CMD_OK;
+}
+
 static enum cmd_status hibernate(const char *root, const char *mode, const struct hibcheck *h,
                                  const char *name, uint64_t offset)
 {
@@ -172,13 +214,14 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 { "image-size", required_argument, NULL, 'I' },
                 { "reclaim", no_argument, NULL, 'R' },
                 { "no-swapin", no_argument, NULL, 'S' },
+                { "writer", required_argument, NULL, 'W' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
-        const char *root = "", *mode = "shutdown", *name_opt = NULL, *image_opt = NULL;
+        const char *root = "", *mode = "shutdown", *name_opt = NULL, *image_opt = NULL, *writer_opt = NULL;
         struct thaw_args args;
         struct hibcheck h;
-        bool dry_run = false, do_reclaim = false, no_swapin = false;
+        bool dry_run = false, do_reclaim = false, no_swapin = false, thaw_writes;
         char text[32];
         enum cmd_status st;
         int c, failed;
@@ -193,6 +236,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 case 'I': image_opt = optarg; break;
                 case 'R': do_reclaim = true; break;
                 case 'S': no_swapin = true; break;
+                case 'W': writer_opt = optarg; break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
@@ -214,6 +258,13 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 log_msg(LOG_ERR, "--image-size %s: give a size like 64M, 1G or 0", image_opt);
                 return CMD_USAGE;
         }
+        if (writer_opt && (strcmp(writer_opt, "auto") && strcmp(writer_opt, "kernel") &&
+                           strcmp(writer_opt, "thaw"))) {
+                log_msg(LOG_ERR, "--writer takes auto, kernel or thaw");
+                return CMD_USAGE;
+        }
+        if (writer_opt)
+                util_copy(args.writer, sizeof(args.writer), writer_opt);
         /* Before the checks: the room needed for the image depends on it. */
         if (!dry_run && args.image_size_kib != UINT64_MAX) {
                 snprintf(text, sizeof(text), "%" PRIu64, args.image_size_kib * 1024);
@@ -232,15 +283,28 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 log_msg(LOG_ERR, "not hibernating: the next boot could not resume");
                 return CMD_FAILED;
         }
+        if (strcmp(args.writer, "auto") == 0)
+                thaw_writes = luks_active_integrity(args.name) == 1;
+        else
+                thaw_writes = strcmp(args.writer, "thaw") == 0;
+        if (thaw_writes && strcmp(mode, "platform") == 0) {
+                log_msg(LOG_ERR, "thaw writes the image here (%s), and then powers off or reboots itself: "
+                        "use --mode shutdown or reboot, or --writer kernel", strcmp(args.writer, "auto") ?
+                        "--writer thaw" : "the container has integrity");
+                return CMD_USAGE;
+        }
         if (dry_run) {
                 log_msg(LOG_NOTICE, "ready to hibernate to /dev/mapper/%s (%u:%u): %" PRIu64 " MiB free "
-                        "swap, about %" PRIu64 " MiB needed", args.name, h.maj, h.min, h.free_kib / 1024,
-                        (h.needed_kib + 1023) / 1024);
+                        "swap, about %" PRIu64 " MiB needed; %s would write the image", args.name, h.maj,
+                        h.min, h.free_kib / 1024, (h.needed_kib + 1023) / 1024, thaw_writes ? "thaw" : "the kernel");
                 return CMD_OK;
         }
         if (do_reclaim)
                 reclaim(root);
-        st = hibernate(root, mode, &h, args.name, args.offset);
+        if (thaw_writes)
+                st = hibernate_thaw(root, mode, &h, &args);
+        else
+                st = hibernate(root, mode, &h, args.name, args.offset);
         if (st == CMD_OK && !no_swapin && strcmp(args.swapin, "off") != 0)
                 spawn_swapin(root, args.swapin, args.name);
         return st;

@@ -94,27 +94,6 @@ sdenroll() {
 	say "systemd-tpm2 enrolled"
 }
 
-# thaw.commitms=MS (an --integrity container): dm-integrity commits its journal MS ms after a write
-# instead of 10 s. Test-only, for Linux 6.1: its hibernation never flushes the swap device, so the
-# image's last writes sit in dm-integrity's journal in memory when the VM powers off (see thaw(8)).
-# 6.1 powers off 0.1-0.2 s after the last write, and once under heavy host load even a 1 ms commit
-# interval lost that race; md's reboot notifier sleeps 1 s at power-off whenever an md array
-# exists (drivers/md/md.c, md_notify_reboot), so an empty one (md-mod.ko in /bin, put there by the
-# scenario) gives the commit that second.
-commitms() {
-	ms=$(arg thaw.commitms)
-	[ -n "$ms" ] || return 0
-	t=$(dmsetup table thaw-swap_dif) || fail "no dm-integrity device thaw-swap_dif"
-	t=$(echo "$t" | sed "s/commit_time:[0-9]*/commit_time:$ms/")
-	dmsetup --noudevsync reload thaw-swap_dif --table "$t" || fail "cannot reload thaw-swap_dif"
-	dmsetup --noudevsync resume thaw-swap_dif || fail "cannot resume thaw-swap_dif"
-	say "integrity table: $(dmsetup table thaw-swap_dif)"
-	insmod /bin/md-mod.ko || fail "cannot load /bin/md-mod.ko"
-	echo md127 > /sys/module/md_mod/parameters/new_array || fail "cannot make an empty md array"
-	[ -e /sys/block/md127 ] || fail "no /sys/block/md127"
-	say "empty md array md127: 1 s at power-off"
-}
-
 # wait_ready FILE PID NAME: waits (up to 300 s) until the workload PID has created FILE.
 wait_ready() {
 	n=0
@@ -457,7 +436,6 @@ hibernate)
 	sdenroll
 	swapon /dev/mapper/thaw-swap || fail "swapon /dev/mapper/thaw-swap failed"
 	say "swap on"
-	commitms
 	start_workload "$mib"
 	say "hibernating"
 	# shellcheck disable=SC2046 # the options are separate words

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "snapshot.h"
+#include "imgwrite.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/reboot.h>
+#include <linux/suspend_ioctls.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/reboot.h>
+#include <time.h>
+#include <unistd.h>
+
+struct snap {
+        int fd;
+};
+
+static int read_page(void *ctx, uint8_t *page)
+{
+        struct snap *s = ctx;
+        ssize_t n;
+
+        do
+                n = read(s->fd, page, IMGWRITE_PAGE);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return 0;
+        return n == IMGWRITE_PAGE ? 1 : -EIO;
+}
+
+static int alloc_block(void *ctx, uint64_t *block)
+{
+        struct snap *s = ctx;
+        __kernel_loff_t off;
+
+        if (ioctl(s->fd, SNAPSHOT_ALLOC_SWAP_PAGE, &off) < 0)
+                return -errno;
+        if (off <= 0 || off % IMGWRITE_PAGE)
+                return -EINVAL;
+        *block = (uint64_t)off / IMGWRITE_PAGE;
+        return 0;
+}
+
+static int say(char *why, size_t size, int err, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(why, size, fmt, ap);
+        va_end(ap);
+        return err;
+}
+
+/* The kernel log only: user space is frozen, and a pipe to a frozen reader could block us. */
+static void kmsg(int fd, const char *fmt, ...)
+{
+        char line[512];
+        va_list ap;
+        int n;
+
+        if (fd < 0)
+                return;
+        n = snprintf(line, sizeof(line), "<5>thaw: ");
+        va_start(ap, fmt);
+        vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+        va_end(ap);
+        (void)!write(fd, line, strlen(line));
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+        struct timespec t1;
+
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * With the snapshot taken and user space frozen: write it, mark it, power off. Returns only on
+ * failure, with no image left for the next boot to resume.
+ */
+static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struct snapshot_target *t,
+                               char *why, size_t size)
+{
+        struct imgwrite_source src = { read_page, s };
+        struct imgwrite_alloc alloc = { alloc_block, s };
+        struct imgwrite_result res;
+        struct timespec t0;
+        int r;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        r = imgwrite_stream(dev, &src, &alloc, &res);
+        if (r < 0)
+                return say(why, size, r, "writing the image failed: %s", res.why);
+        r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value);
+        if (r < 0)
+                return say(why, size, r, "cannot mark the swap header at page %" PRIu64 " of %s: %s%s",
+                           t->offset, t->dev, strerror(-r),
+                           r == -EINVAL ? " (it is not plain swap)" : "");
+        kmsg(kmsg_fd, "wrote the image to %s: %" PRIu64 " pages in %" PRIu64 " blocks (%" PRIu64
+             " MiB), CRC32 %08" PRIx32 ", in %.1f s, flushed; powering off\n", t->dev, res.pages, res.blocks,
+             res.blocks * IMGWRITE_PAGE >> 20, res.crc, seconds_since(&t0));
+        sync();
+        reboot(t->reboot ? RB_AUTOBOOT : RB_POWER_OFF);
+        r = -errno;
+        /* Still running: the image must not be resumed later, over a system that went on. */
+        if (imgwrite_unmark(dev, t->offset) < 0)
+                kmsg(kmsg_fd, "cannot unmark the image on %s after a failed power-off: do not resume it "
+                     "(boot with noresume once)\n", t->dev);
+        return say(why, size, r, "the image was written but %s failed (%s); it was unmarked again",
+                   t->reboot ? "reboot" : "power-off", strerror(-r));
+}
+
+int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *why, size_t size)
+{
+        struct resume_swap_area area = {
+                .offset = (__kernel_loff_t)t->offset,
+                /* new_encode_dev(), as the kernel decodes it */
+                .dev = (t->min & 0xff) | (t->maj << 8) | ((t->min & ~0xffu) << 12),
+        };
+        char path[4096];
+        struct snap s = { -1 };
+        int dev = -1, kmsg_fd = -1, in_suspend = 0, r;
+
+        why[0] = '\0';
+        r = util_path(path, sizeof(path), root, "/dev/snapshot");
+        if (r == 0) {
+                s.fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (s.fd < 0)
+                        r = say(why, size, -errno, "cannot open %s: %s%s", path, strerror(errno),
+                                errno == ENOENT ? " (no CONFIG_HIBERNATION_SNAPSHOT_DEV?)" : "");
+        }
+        if (r == 0) {
+                dev = open(t->dev, O_RDWR | O_DIRECT | O_CLOEXEC);
+                if (dev < 0)
+                        r = say(why, size, -errno, "cannot open %s for writing: %s", t->dev, strerror(errno));
+        }
+        if (r == 0 && ioctl(s.fd, SNAPSHOT_SET_SWAP_AREA, &area) < 0)
+                r = say(why, size, -errno, "the kernel does not take %s (%u:%u, offset %" PRIu64 ") as the "
+                        "image's swap: %s", t->dev, t->maj, t->min, t->offset, strerror(errno));
+        if (r < 0)
+                goto out;
+        if (util_path(path, sizeof(path), root, "/dev/kmsg") == 0)
+                kmsg_fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+        /* Nothing of ours may need a page from swap or a new page while the system is frozen. */
+        if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+                kmsg(kmsg_fd, "cannot lock memory (%s); going on\n", strerror(errno));
+        if (ioctl(s.fd, SNAPSHOT_FREEZE) < 0) {
+                r = say(why, size, -errno, "the kernel could not freeze the system: %s", strerror(errno));
+                goto out;
+        }
+        if (ioctl(s.fd, SNAPSHOT_CREATE_IMAGE, &in_suspend) < 0) {
+                r = say(why, size, -errno, "the kernel could not take the snapshot: %s (see the kernel log)",
+                        strerror(errno));
+        } else if (!in_suspend) {
+                r = 1; /* here again, in the restored system */
+        } else {
+                r = write_and_power_off(&s, dev, kmsg_fd, t, why, size);
+                ioctl(s.fd, SNAPSHOT_FREE_SWAP_PAGES);
+                ioctl(s.fd, SNAPSHOT_FREE);
+        }
+        /* Closing thaws the system (snapshot_release()); so would SNAPSHOT_UNFREEZE. */
+out:
+        munlockall();
+        if (kmsg_fd >= 0)
+                close(kmsg_fd);
+        if (dev >= 0)
+                close(dev);
+        if (s.fd >= 0)
+                close(s.fd);
+        return r;
+}

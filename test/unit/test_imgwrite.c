@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests of thaw's own image writer: a synthetic snapshot stream (info page, two meta pages, 700
+ * mostly random data pages, so the compressed image needs more than one swap-map page) is written to
+ * a swap area in a memfd, with an allocator that skips blocks as a used swap area does; then the
+ * image reader and the full verification (decompression, CRC32) must accept it as a kernel image,
+ * with the CRC32 computed here bit by bit.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "image.h"
+#include "imgverify.h"
+#include "imgwrite.h"
+#include "swsusp.h"
+
+#define DEV_PAGES 2048
+#define DATA_PAGES 700
+#define META_PAGES 2
+#define PAGES (1 + META_PAGES + DATA_PAGES)
+
+static uint8_t stream_pages[PAGES][4096];
+
+struct src {
+        size_t next, end;
+};
+
+static int read_page(void *ctx, uint8_t *page)
+{
+        struct src *s = ctx;
+
+        if (s->next >= s->end)
+                return 0;
+        memcpy(page, stream_pages[s->next++], 4096);
+        return 1;
+}
+
+struct alloc {
+        uint64_t next, limit;
+};
+
+/* Blocks from 1 on, every 97th left out (in use by other swap), -ENOSPC at limit. */
+static int alloc_block(void *ctx, uint64_t *block)
+{
+        struct alloc *a = ctx;
+
+        if (a->next % 97 == 0)
+                a->next++;
+        if (a->next >= a->limit)
+                return -ENOSPC;
+        *block = a->next++;
+        return 0;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+        for (int i = 0; i < 8; i++)
+                p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Kernel crc32_le, bit by bit. */
+static uint32_t ref_crc(uint32_t c, const uint8_t *p, size_t n)
+{
+        while (n--) {
+                c ^= *p++;
+                for (int k = 0; k < 8; k++)
+                        c = (c >> 1) ^ (c & 1 ? 0xEDB88320u : 0);
+        }
+        return c;
+}
+
+static void fill_stream(void)
+{
+        uint32_t x = 88172645u;
+
+        memset(stream_pages, 0, sizeof(stream_pages));
+        put64(stream_pages[0] + 24, IMAGE_X86_64_MAGIC);
+        put64(stream_pages[0] + 400, 196478);
+        put64(stream_pages[0] + 416, DATA_PAGES);
+        put64(stream_pages[0] + 424, PAGES);
+        put64(stream_pages[0] + 432, (uint64_t)PAGES * 4096);
+        for (size_t i = 0; i < DATA_PAGES; i++)
+                put64(stream_pages[1 + i / 512] + 8 * (i % 512), 0x1000 + i);
+        put64(stream_pages[META_PAGES] + 8 * (DATA_PAGES % 512), ~0ull);
+        for (size_t i = 1 + META_PAGES; i < PAGES; i++)
+                for (size_t j = 0; j < 4096; j++) {
+                        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+                        stream_pages[i][j] = j < 3584 ? (uint8_t)x : (uint8_t)(i + j / 256);
+                }
+}
+
+/* An empty swap area (mkswap's signature) in a memfd. */
+static int swap_fd(void)
+{
+        static uint8_t page[4096];
+        int fd = memfd_create("swap", MFD_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, (off_t)DEV_PAGES * 4096), 0);
+        memcpy(page + 4086, "SWAPSPACE2", 10);
+        assert_int_equal(pwrite(fd, page, 4096, 0), 4096);
+        return fd;
+}
+
+static void test_roundtrip(void **state)
+{
+        struct src s = { 0, PAGES };
+        struct alloc a = { 1, DEV_PAGES };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_result res;
+        struct image_info in;
+        struct imgverify v;
+        uint32_t crc = 0;
+        int fd;
+
+        (void)state;
+        fill_stream();
+        for (size_t i = 1; i < PAGES; i++)
+                crc = ref_crc(crc, stream_pages[i], 4096);
+        fd = swap_fd();
+        assert_int_equal(imgwrite_stream(fd, &src, &al, &res), 0);
+        assert_int_equal(res.pages, PAGES);
+        assert_int_equal(res.crc, crc);
+        assert_int_equal(res.first_map, 1);
+        assert_int_equal(res.chunks, (DATA_PAGES + META_PAGES + 31) / 32);
+        assert_true(res.blocks > 511 + 2); /* two map pages at least */
+
+        /* Before the header: still plain swap, nothing for the kernel to resume. */
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+
+        assert_int_equal(imgwrite_header(fd, 0, &res, false, 0), 0);
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_OK);
+        assert_int_equal(in.flags, IMAGE_SF_CRC32);
+        assert_int_equal(in.crc32, crc);
+        assert_int_equal(in.pages, PAGES);
+        assert_int_equal(in.image_pages, DATA_PAGES);
+        assert_true(in.map_pages >= 2);
+        assert_int_equal(imgverify_fd(fd, &in, &v), 0);
+        assert_int_equal(v.result, IMGVERIFY_OK);
+        assert_int_equal(v.crc, crc);
+        assert_int_equal(v.pages, PAGES - 1);
+
+        /* Unmarked again: plain swap, the original signature back. */
+        assert_int_equal(imgwrite_unmark(fd, 0), 0);
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+        close(fd);
+}
+
+static void test_hw_sig(void **state)
+{
+        struct src s = { 0, PAGES };
+        struct alloc a = { 1, DEV_PAGES };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_result res;
+        struct image_info in;
+        int fd = swap_fd();
+
+        (void)state;
+        fill_stream();
+        assert_int_equal(imgwrite_stream(fd, &src, &al, &res), 0);
+        assert_int_equal(imgwrite_header(fd, 0, &res, true, 0x5eed1234u), 0);
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.flags, IMAGE_SF_CRC32 | IMAGE_SF_HW_SIG);
+        assert_int_equal(in.hw_sig, 0x5eed1234u);
+        close(fd);
+}
+
+/* A full swap area: an error that says so, and the header page untouched. */
+static void test_full(void **state)
+{
+        struct src s = { 0, PAGES };
+        struct alloc a = { 1, 300 };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_result res;
+        struct image_info in;
+        int fd = swap_fd();
+
+        (void)state;
+        fill_stream();
+        assert_int_equal(imgwrite_stream(fd, &src, &al, &res), -ENOSPC);
+        assert_non_null(strstr(res.why, "full"));
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+        close(fd);
+}
+
+/* A stream shorter than its header page says is an error, not an image. */
+static void test_short_stream(void **state)
+{
+        struct src s = { 0, PAGES - 5 };
+        struct alloc a = { 1, DEV_PAGES };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_result res;
+        int fd = swap_fd();
+
+        (void)state;
+        fill_stream();
+        assert_int_equal(imgwrite_stream(fd, &src, &al, &res), -EIO);
+        assert_non_null(strstr(res.why, "ended after"));
+        close(fd);
+}
+
+/* The header is only written over plain swap, as the kernel's mark_swapfiles() does. */
+static void test_header_needs_swap(void **state)
+{
+        static uint8_t junk[4096];
+        struct imgwrite_result res = { .first_map = 1 };
+        int fd = swap_fd();
+        uint8_t back[4096];
+
+        (void)state;
+        memset(junk, 0xA5, sizeof(junk));
+        assert_int_equal(pwrite(fd, junk, 4096, 0), 4096);
+        assert_int_equal(imgwrite_header(fd, 0, &res, false, 0), -EINVAL);
+        assert_int_equal(pread(fd, back, 4096, 0), 4096);
+        assert_memory_equal(back, junk, 4096);
+        close(fd);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_hw_sig),
+                cmocka_unit_test(test_full),        cmocka_unit_test(test_short_stream),
+                cmocka_unit_test(test_header_needs_swap),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

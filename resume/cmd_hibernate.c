@@ -162,10 +162,10 @@ static enum cmd_status hibernate_thaw(const char *root, const char *mode, const 
         machine_read(root, &m);
         t.hw_sig = a->s4_hwsig && m.have_facs && m.facs_sig != 0;
         t.hw_sig_value = m.facs_sig;
-        log_msg(LOG_NOTICE, "hibernating to %s (%u:%u%s%s, offset %" PRIu64 ", then %s), thaw writing the "
-                "image: %" PRIu64 " MiB free swap, about %" PRIu64 " MiB needed", dev, h->maj, h->min,
-                *h->swapfile ? ", swap file " : "", h->swapfile, a->offset, t.reboot ? "reboot" : "power-off",
-                h->free_kib / 1024, (h->needed_kib + 1023) / 1024);
+        log_msg(LOG_NOTICE, "hibernating to %s (%u:%u%s%s, offset %" PRIu64 ", mode %s): %" PRIu64 " MiB free "
+                "swap, about %" PRIu64 " MiB needed; thaw writes the image", dev, h->maj, h->min,
+                *h->swapfile ? ", swap file " : "", h->swapfile, a->offset, mode, h->free_kib / 1024,
+                (h->needed_kib + 1023) / 1024);
         r = snapshot_hibernate(root, &t, why, sizeof(why));
         if (r < 0) {
                 log_msg(LOG_ERR, "hibernation failed: %s; the system keeps running", why);

@@ -518,7 +518,8 @@ hibernate-file)
 	say "swap on: $(grep '^/swapfile' /proc/swaps | tr -s ' \t' ' ')"
 	start_workload "$mib"
 	say "hibernating"
-	thaw hibernate --mode shutdown
+	# shellcheck disable=SC2046 # the options are separate words
+	thaw hibernate --mode shutdown $(arg thaw.hibargs | tr ',' ' ')
 	say "hibernate exit $?"
 	verify_workload
 	kmsg_thaw

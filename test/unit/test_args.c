@@ -240,6 +240,23 @@ static void test_swapin_settings(void **state)
         assert_int_equal(a.image_size_kib, 0);
 }
 
+static void test_writer_setting(void **state)
+{
+        struct thaw_args a;
+        char bad[128];
+
+        (void)state;
+        args_init(&a);
+        assert_string_equal(a.writer, "auto");
+        assert_int_equal(args_parse_conf("writer=thaw\n", &a, bad, sizeof(bad)), 0);
+        assert_string_equal(a.writer, "thaw");
+        assert_int_equal(args_parse_conf("writer=kernel\n", &a, bad, sizeof(bad)), 0);
+        assert_string_equal(a.writer, "kernel");
+        assert_int_equal(args_parse_conf("writer=uswsusp\n", &a, bad, sizeof(bad)), 1);
+        assert_string_equal(bad, "writer=uswsusp");
+        assert_string_equal(a.writer, "kernel");
+}
+
 /* allow-url= comes from thaw.conf only: the command line cannot widen where keys come from. */
 static void test_allow_url(void **state)
 {
@@ -435,6 +452,7 @@ int main(void)
                 cmocka_unit_test(test_cmdline_bad_values),
                 cmocka_unit_test(test_cmdline_caps),
                 cmocka_unit_test(test_conf), cmocka_unit_test(test_verify), cmocka_unit_test(test_swapin_settings),
+                cmocka_unit_test(test_writer_setting),
                 cmocka_unit_test(test_allow_url),
                 cmocka_unit_test(test_conf_bad_lines),
                 cmocka_unit_test(test_cmdline_overrides_conf),

@@ -5,7 +5,10 @@
 # `thaw setup --swapfile` in a chroot of it, which enrolls the fw_cfg key and prints the kernel
 # arguments. Boots 2 and 3 use exactly those arguments with root=/dev/mapper/luks-UUID and an
 # initramfs without dracut's crypt module: thaw unlocks the root itself. Boot 2 (no image) must
-# come up on that root, swap to the file and hibernate; boot 3 must resume it, nothing lost.
+# come up on that root, swap to the file and hibernate with thaw writing the image
+# (--writer thaw: the blocks the kernel allocates in the swap file, through the root's device);
+# boot 3 must resume it, nothing lost. hostonly and systemd-swapfile hibernate to a swap file with
+# the kernel writing.
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -28,7 +31,7 @@ tq_check "mkroot: it printed the root container, the key, the root's mapping nam
 tq_check "mkroot: thaw config prints the same from thaw.conf" tq_has mkroot "THAW-TEST: config: $args"
 
 export TQ_ROOT_ARGS="root=/dev/mapper/luks-$uuid" TQ_THAW_ARGS="$args"
-tq_hibernating_boot_checked hibernate hibernate-file "$TQ_WORK/key"
+tq_hibernating_boot_checked hibernate hibernate-file "$TQ_WORK/key" thaw.hibargs=--writer,thaw
 tq_check "hibernate: thaw unlocked the root's container (no image yet)" \
     tq_has hibernate "thaw: no hibernation image on /dev/mapper/luks-$uuid: boot continues"
 tq_check "hibernate: the root came up from the mapping thaw opened" \
@@ -37,7 +40,9 @@ tq_check "hibernate: the swap file is active" tq_has hibernate "THAW-TEST: swap 
 tq_check "hibernate: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has hibernate "THAW-TEST: workload ready"
 tq_check "hibernate: thaw hibernate chose the swap file at resume_offset=$offset" \
     tq_has hibernate "swap file /swapfile, offset $offset, mode shutdown"
-tq_check "hibernate: the kernel wrote the image" tq_has hibernate "PM: hibernation: Wrote"
+tq_check "hibernate: thaw wrote the image into the swap file's blocks and flushed it" \
+    grep -qE "thaw: wrote the image to /dev/mapper/luks-$uuid: .* flushed; powering off" "$TQ_WORK/hibernate.log"
+tq_check "hibernate: the kernel did not write it (--writer thaw)" tq_lacks hibernate "PM: hibernation: Wrote"
 tq_check "hibernate: powered off inside the hibernation" tq_lacks hibernate "THAW-TEST: hibernate exit"
 
 tq_resuming_boot_checked resume resume "$TQ_WORK/key"

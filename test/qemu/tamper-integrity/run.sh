@@ -22,7 +22,7 @@ tq_prepare
 tq_workdir tamper-integrity
 tq_hibernate_boot hibernate thaw.integrity=1
 tq_check "hibernate: the container has integrity" tq_has hibernate "with integrity (hmac(sha256))"
-tq_check "hibernate: thaw chose to write the image itself" tq_has hibernate "thaw writing the image"
+tq_check "hibernate: thaw chose to write the image itself" tq_has hibernate "thaw writes the image"
 tq_check "hibernate: thaw wrote the image and flushed it before the power-off" \
     grep -qE 'thaw: wrote the image to /dev/mapper/thaw-swap: .* flushed; powering off' "$TQ_WORK/hibernate.log"
 tq_check "hibernate: the kernel did not write it" tq_lacks hibernate "PM: hibernation: Wrote"

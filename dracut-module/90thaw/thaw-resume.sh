@@ -40,9 +40,21 @@ thaw_net_up() {
         sleep 0.1
         thaw_n=$((thaw_n + 1))
     done
+    # An interface that is up already belongs to someone else (a network root, the initramfs's own
+    # network): thaw neither configures nor downs it, and uses it if it has an address.
     for thaw_d in /sys/class/net/*; do
         thaw_i=${thaw_d##*/}
         [ "$thaw_i" = lo ] && continue
+        [ $(($(cat "$thaw_d/flags" 2> /dev/null || echo 0) & 1)) -eq 1 ] || continue
+        if busybox ip -4 addr show dev "$thaw_i" 2> /dev/null | grep -q ' inet '; then
+            echo "<6>thaw: using $thaw_i as it is configured for the imds: key source" > /dev/kmsg
+            return 0
+        fi
+    done
+    for thaw_d in /sys/class/net/*; do
+        thaw_i=${thaw_d##*/}
+        [ "$thaw_i" = lo ] && continue
+        [ $(($(cat "$thaw_d/flags" 2> /dev/null || echo 0) & 1)) -eq 1 ] && continue
         busybox ip link set "$thaw_i" up
         if busybox udhcpc -i "$thaw_i" -f -q -n -t 4 -T 2 -s /usr/lib/thaw/udhcpc.sh > /dev/null 2>&1; then
             thaw_if=$thaw_i

@@ -557,10 +557,11 @@ int luks_active_integrity(const char *name)
         r = crypt_init_by_name(&cd, name);
         if (r == 0)
                 r = crypt_get_integrity_info(cd, &ip);
+        /* ip.integrity points into cd's header: read it before crypt_free(). */
+        if (r == 0)
+                r = ip.tag_size > 0 || (ip.integrity && *ip.integrity);
         crypt_free(cd);
-        if (r < 0)
-                return r;
-        return ip.tag_size > 0 || (ip.integrity && *ip.integrity);
+        return r;
 }
 
 int luks_uuid(const char *dev, char *buf, size_t size)

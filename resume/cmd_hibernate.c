@@ -283,9 +283,14 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 log_msg(LOG_ERR, "not hibernating: the next boot could not resume");
                 return CMD_FAILED;
         }
-        if (strcmp(args.writer, "auto") == 0)
-                thaw_writes = luks_active_integrity(args.name) == 1;
-        else
+        if (strcmp(args.writer, "auto") == 0) {
+                int r = luks_active_integrity(args.name);
+
+                if (r < 0)
+                        log_msg(LOG_WARNING, "cannot tell whether /dev/mapper/%s has integrity (%s): the kernel "
+                                "writes the image (give --writer thaw if it has)", args.name, strerror(-r));
+                thaw_writes = r == 1;
+        } else
                 thaw_writes = strcmp(args.writer, "thaw") == 0;
         if (thaw_writes && strcmp(mode, "platform") == 0) {
                 log_msg(LOG_ERR, "thaw writes the image here (%s), and then powers off or reboots itself: "

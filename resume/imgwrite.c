@@ -259,13 +259,14 @@ static int write_header(int fd, uint64_t block, const uint8_t *page)
 }
 
 int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result *img, bool hw_sig,
-                    uint32_t hw_sig_value)
+                    uint32_t hw_sig_value, bool *tried)
 {
         struct swsusp_header h;
         uint8_t *page;
         uint32_t flags = IMAGE_SF_CRC32;
         int r;
 
+        *tried = false;
         if (posix_memalign((void **)&page, PAGE, PAGE) != 0)
                 return -ENOMEM;
         r = read_header(fd, resume_block, page);
@@ -283,6 +284,7 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
                 }
                 bytes_put_le(page + SWSUSP_FLAGS_OFF, flags, 4);
                 bytes_put_le(page + CRC32_OFF, img->crc, 4);
+                *tried = true;
                 r = write_header(fd, resume_block, page);
         }
         free(page);

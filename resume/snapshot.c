@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <linux/reboot.h>
 #include <linux/suspend_ioctls.h>
 #include <stdarg.h>
@@ -14,6 +15,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/reboot.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,8 +86,23 @@ static double seconds_since(const struct timespec *t0)
 }
 
 /*
+ * The image is marked and could not be unmarked: the system must not go on past it (the next boot
+ * would resume the old state over what came after). As the kernel's power_down() does when the
+ * power-off fails: say so and stop, frozen.
+ */
+static void stop(int kmsg_fd, const struct snapshot_target *t)
+{
+        reboot(t->reboot ? RB_AUTOBOOT : RB_POWER_OFF);
+        kmsg(kmsg_fd, "an image is marked on %s and cannot be unmarked, and %s failed (%s): the system "
+             "stays frozen; power the machine off by hand\n", t->dev, t->reboot ? "reboot" : "power-off",
+             strerror(errno));
+        for (;;)
+                pause();
+}
+
+/*
  * With the snapshot taken and user space frozen: write it, mark it, power off. Returns only on
- * failure, with no image left for the next boot to resume.
+ * failure, with no image left marked for the next boot to resume.
  */
 static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struct snapshot_target *t,
                                char *why, size_t size)
@@ -94,29 +111,54 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         struct imgwrite_alloc alloc = { alloc_block, s };
         struct imgwrite_result res;
         struct timespec t0;
+        bool tried;
         int r;
 
         clock_gettime(CLOCK_MONOTONIC, &t0);
         r = imgwrite_stream(dev, &src, &alloc, &res);
         if (r < 0)
                 return say(why, size, r, "writing the image failed: %s", res.why);
-        r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value);
-        if (r < 0)
+        r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value, &tried);
+        if (r < 0) {
+                /* A failed write or flush of the header may have left the mark on disk. */
+                if (tried && imgwrite_unmark(dev, t->offset) < 0)
+                        stop(kmsg_fd, t);
                 return say(why, size, r, "cannot mark the swap header at page %" PRIu64 " of %s: %s%s",
                            t->offset, t->dev, strerror(-r),
                            r == -EINVAL ? " (it is not plain swap)" : "");
+        }
         kmsg(kmsg_fd, "wrote the image to %s: %" PRIu64 " pages in %" PRIu64 " blocks (%" PRIu64
              " MiB), CRC32 %08" PRIx32 ", in %.1f s, flushed; powering off\n", t->dev, res.pages, res.blocks,
              res.blocks * IMGWRITE_PAGE >> 20, res.crc, seconds_since(&t0));
-        sync();
         reboot(t->reboot ? RB_AUTOBOOT : RB_POWER_OFF);
         r = -errno;
         /* Still running: the image must not be resumed later, over a system that went on. */
         if (imgwrite_unmark(dev, t->offset) < 0)
-                kmsg(kmsg_fd, "cannot unmark the image on %s after a failed power-off: do not resume it "
-                     "(boot with noresume once)\n", t->dev);
+                stop(kmsg_fd, t);
         return say(why, size, r, "the image was written but %s failed (%s); it was unmarked again",
                    t->reboot ? "reboot" : "power-off", strerror(-r));
+}
+
+/* CAP_SYS_BOOT in the effective set: without it the image could be written but not powered off. */
+static bool may_reboot(void)
+{
+        struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct d[2] = { 0 };
+
+        if (syscall(SYS_capget, &h, d) < 0)
+                return true; /* cannot tell: reboot() will */
+        return d[CAP_SYS_BOOT / 32].effective & (1u << (CAP_SYS_BOOT % 32));
+}
+
+/* /sys/power/pm_test other than none: the kernel only pretends, and CREATE_IMAGE comes back as resumed. */
+static int pm_test_off(const char *root, char *why, size_t size)
+{
+        char buf[256];
+
+        if (util_read_text_at(root, "/sys/power/pm_test", buf, sizeof(buf)) < 0 || strstr(buf, "[none]"))
+                return 0;
+        buf[strcspn(buf, "\n")] = '\0';
+        return say(why, size, -EBUSY, "/sys/power/pm_test is set (%s): write none to it first", buf);
 }
 
 int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *why, size_t size)
@@ -131,6 +173,11 @@ int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *
         int dev = -1, kmsg_fd = -1, in_suspend = 0, r;
 
         why[0] = '\0';
+        if (!may_reboot())
+                return say(why, size, -EPERM, "no CAP_SYS_BOOT: thaw could write the image but not power off");
+        r = pm_test_off(root, why, size);
+        if (r < 0)
+                return r;
         r = util_path(path, sizeof(path), root, "/dev/snapshot");
         if (r == 0) {
                 s.fd = open(path, O_RDONLY | O_CLOEXEC);

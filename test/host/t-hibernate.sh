@@ -21,19 +21,21 @@ printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\n' > "$root/etc
 
 n=0
 failed=0
-# expect NAME STATUS TEXT CMDLINE: thaw hibernate --dry-run with /proc/cmdline = CMDLINE exits STATUS
-# and says TEXT on stderr.
+# expect NAME STATUS TEXT CMDLINE [OPTION...]: thaw hibernate --dry-run OPTION... with /proc/cmdline =
+# CMDLINE exits STATUS and says TEXT on stderr.
 expect() {
         n=$((n + 1))
         echo "$4" > "$root/proc/cmdline"
-        "$THAW" hibernate --dry-run --root "$root" > "$tmp/out" 2> "$tmp/err"
+        name=$1 status=$2 text=$3
+        shift 4
+        "$THAW" hibernate --dry-run --root "$root" "$@" > "$tmp/out" 2> "$tmp/err"
         rc=$?
-        if [ "$rc" -eq "$2" ] && grep -qF -- "$3" "$tmp/err"; then
-                echo "ok $n - $1"
+        if [ "$rc" -eq "$status" ] && grep -qF -- "$text" "$tmp/err"; then
+                echo "ok $n - $name"
         else
                 failed=$((failed + 1))
-                echo "not ok $n - $1"
-                echo "# exit $rc, wanted $2 and \"$3\""
+                echo "not ok $n - $name"
+                echo "# exit $rc, wanted $status and \"$text\""
                 sed 's/^/#   /' "$tmp/err"
         fi
 }
@@ -49,6 +51,16 @@ expect "resume_offset= without an active swap file there: refused" 1 \
 expect "refusals end with one summary" 1 "not hibernating: the next boot could not resume" \
         "root=/dev/vda resume_offset=8"
 expect "rd.thaw.name= picks the mapping" 1 "/dev/mapper/other is not active" "rd.thaw.name=other"
+expect "--writer thaw: thaw would write the image" 0 "; thaw would write the image" "root=/dev/vda" --writer thaw
+expect "--writer kernel: the kernel would" 0 "; the kernel would write the image" "root=/dev/vda" --writer kernel
+echo "[platform] shutdown reboot" > "$root/sys/power/disk"
+expect "--writer thaw refuses --mode platform" 2 "use --mode shutdown or reboot, or --writer kernel" \
+        "root=/dev/vda" --writer thaw --mode platform
+echo "[shutdown] reboot" > "$root/sys/power/disk"
+expect "--writer takes three values" 2 "--writer takes auto, kernel or thaw" "root=/dev/vda" --writer uswsusp
+printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\nwriter=thaw\n' > "$root/etc/thaw/thaw.conf"
+expect "writer=thaw in thaw.conf" 0 "; thaw would write the image" "root=/dev/vda"
+expect "--writer overrides writer=" 0 "; the kernel would write the image" "root=/dev/vda" --writer kernel
 printf 'name=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
 expect "no device configured: refused" 1 "no device configured: add device=" "root=/dev/vda"
 expect "no key configured: refused" 1 "no key source configured: add key=" "root=/dev/vda"

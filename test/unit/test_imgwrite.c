@@ -7,6 +7,7 @@
  * with the CRC32 computed here bit by bit.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -120,6 +121,8 @@ static void test_roundtrip(void **state)
         struct image_info in;
         struct imgverify v;
         uint32_t crc = 0;
+        uint8_t map[4096], info[4096];
+        bool tried;
         int fd;
 
         (void)state;
@@ -138,7 +141,13 @@ static void test_roundtrip(void **state)
         assert_int_equal(image_read_fd(fd, 0, &in), 0);
         assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
 
-        assert_int_equal(imgwrite_header(fd, 0, &res, false, 0), 0);
+        /* The first map page lists the info page first, verbatim and uncompressed. */
+        assert_int_equal(pread(fd, map, 4096, 4096), 4096);
+        assert_int_equal(pread(fd, info, 4096, (off_t)(map[0] | map[1] << 8) * 4096), 4096);
+        assert_memory_equal(info, stream_pages[0], 4096);
+
+        assert_int_equal(imgwrite_header(fd, 0, &res, false, 0, &tried), 0);
+        assert_true(tried);
         assert_int_equal(image_read_fd(fd, 0, &in), 0);
         assert_int_equal(in.defect, IMAGE_OK);
         assert_int_equal(in.flags, IMAGE_SF_CRC32);
@@ -166,12 +175,13 @@ static void test_hw_sig(void **state)
         struct imgwrite_alloc al = { alloc_block, &a };
         struct imgwrite_result res;
         struct image_info in;
+        bool tried;
         int fd = swap_fd();
 
         (void)state;
         fill_stream();
         assert_int_equal(imgwrite_stream(fd, &src, &al, &res), 0);
-        assert_int_equal(imgwrite_header(fd, 0, &res, true, 0x5eed1234u), 0);
+        assert_int_equal(imgwrite_header(fd, 0, &res, true, 0x5eed1234u, &tried), 0);
         assert_int_equal(image_read_fd(fd, 0, &in), 0);
         assert_int_equal(in.flags, IMAGE_SF_CRC32 | IMAGE_SF_HW_SIG);
         assert_int_equal(in.hw_sig, 0x5eed1234u);
@@ -222,13 +232,94 @@ static void test_header_needs_swap(void **state)
         struct imgwrite_result res = { .first_map = 1 };
         int fd = swap_fd();
         uint8_t back[4096];
+        bool tried;
 
         (void)state;
         memset(junk, 0xA5, sizeof(junk));
         assert_int_equal(pwrite(fd, junk, 4096, 0), 4096);
-        assert_int_equal(imgwrite_header(fd, 0, &res, false, 0), -EINVAL);
+        assert_int_equal(imgwrite_header(fd, 0, &res, false, 0, &tried), -EINVAL);
+        assert_false(tried);
         assert_int_equal(pread(fd, back, 4096, 0), 4096);
         assert_memory_equal(back, junk, 4096);
+        close(fd);
+}
+
+/* A swap file: the header at a page other than 0, blocks after it; a second mark is refused. */
+static void test_offset(void **state)
+{
+        struct src s = { 0, PAGES };
+        struct alloc a = { 301, DEV_PAGES };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_result res;
+        struct image_info in;
+        struct imgverify v;
+        static uint8_t page[4096];
+        bool tried;
+        int fd = swap_fd();
+
+        (void)state;
+        fill_stream();
+        memcpy(page + 4086, "SWAPSPACE2", 10);
+        assert_int_equal(pwrite(fd, page, 4096, 300 * 4096), 4096);
+        assert_int_equal(imgwrite_stream(fd, &src, &al, &res), 0);
+        assert_int_equal(res.first_map, 301);
+        assert_int_equal(imgwrite_header(fd, 300, &res, false, 0, &tried), 0);
+        assert_int_equal(image_read_fd(fd, 300, &in), 0);
+        assert_int_equal(in.defect, IMAGE_OK);
+        assert_int_equal(imgverify_fd(fd, &in, &v), 0);
+        assert_int_equal(v.result, IMGVERIFY_OK);
+        /* Page 0 was not touched. */
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+        /* Marked already: not plain swap, nothing written. */
+        assert_int_equal(imgwrite_header(fd, 300, &res, false, 0, &tried), -EINVAL);
+        assert_false(tried);
+        /* Unmarking plain swap changes nothing. */
+        assert_int_equal(imgwrite_unmark(fd, 0), 0);
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+        close(fd);
+}
+
+static int failing_read(void *ctx, uint8_t *page)
+{
+        struct src *s = ctx;
+
+        if (s->next == 100)
+                return -EIO;
+        return read_page(ctx, page);
+}
+
+static int zero_alloc(void *ctx, uint64_t *block)
+{
+        (void)ctx;
+        *block = 0;
+        return 0;
+}
+
+/* A read error in the middle, or the header's block handed out: errors, the header untouched. */
+static void test_errors(void **state)
+{
+        struct src s = { 0, PAGES };
+        struct alloc a = { 1, DEV_PAGES };
+        struct imgwrite_source bad_src = { failing_read, &s };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_alloc zero = { zero_alloc, NULL };
+        struct imgwrite_result res;
+        struct image_info in;
+        int fd = swap_fd();
+
+        (void)state;
+        fill_stream();
+        assert_int_equal(imgwrite_stream(fd, &bad_src, &al, &res), -EIO);
+        assert_non_null(strstr(res.why, "cannot read page 100"));
+        s.next = 0;
+        assert_int_equal(imgwrite_stream(fd, &src, &zero, &res), -EINVAL);
+        assert_non_null(strstr(res.why, "block 0"));
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
         close(fd);
 }
 
@@ -237,7 +328,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_hw_sig),
                 cmocka_unit_test(test_full),        cmocka_unit_test(test_short_stream),
-                cmocka_unit_test(test_header_needs_swap),
+                cmocka_unit_test(test_header_needs_swap), cmocka_unit_test(test_offset),
+                cmocka_unit_test(test_errors),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

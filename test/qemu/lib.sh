@@ -547,7 +547,8 @@ tq_hibernate_boot() {
 # tq_resuming_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot_checked for a boot that
 # is to resume an image. The same TCG hang also stops a resume now and then, after thaw's handoff,
 # inside the kernel (a clean-clone CI run: verify's resume boot, silent after "resume from
-# hibernation" until the 300 s timeout). The kernel erased the image's signature before it hung,
+# hibernation" until the 300 s timeout; integrity-cost.sh: silent after the image was loaded, at
+# "Suspending console(s)" before the CPUs go offline for the jump into the image). The kernel erased the image's signature before it hung,
 # so the disks are copied before the boot and put back for each retry (up to TQ_HANG_RETRIES). Only a
 # boot that is silent inside the kernel's resume, before the restored system restarted its tasks,
 # is retried: thaw had handed off and no code of thaw's was running; every check still applies.

@@ -258,6 +258,21 @@ static int write_header(int fd, uint64_t block, const uint8_t *page)
         return r;
 }
 
+/* The page at block, page-aligned for O_DIRECT, and what it is; *page is the caller's to free. */
+static int load_header(int fd, uint64_t block, uint8_t **page, struct swsusp_header *h)
+{
+        int r;
+
+        if (posix_memalign((void **)page, PAGE, PAGE) != 0) {
+                *page = NULL;
+                return -ENOMEM;
+        }
+        r = read_header(fd, block, *page);
+        if (r == 0)
+                r = swsusp_parse(*page, PAGE, h);
+        return r;
+}
+
 int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result *img, bool hw_sig,
                     uint32_t hw_sig_value, bool *tried)
 {
@@ -267,11 +282,7 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
         int r;
 
         *tried = false;
-        if (posix_memalign((void **)&page, PAGE, PAGE) != 0)
-                return -ENOMEM;
-        r = read_header(fd, resume_block, page);
-        if (r == 0)
-                r = swsusp_parse(page, PAGE, &h);
+        r = load_header(fd, resume_block, &page, &h);
         if (r == 0 && h.kind != SWSUSP_SWAP)
                 r = -EINVAL; /* mark_swapfiles(): "Swap header not found!" */
         if (r == 0) {
@@ -295,13 +306,8 @@ int imgwrite_unmark(int fd, uint64_t resume_block)
 {
         struct swsusp_header h;
         uint8_t *page;
-        int r;
+        int r = load_header(fd, resume_block, &page, &h);
 
-        if (posix_memalign((void **)&page, PAGE, PAGE) != 0)
-                return -ENOMEM;
-        r = read_header(fd, resume_block, page);
-        if (r == 0)
-                r = swsusp_parse(page, PAGE, &h);
         if (r == 0 && h.kind == SWSUSP_IMAGE) {
                 memcpy(page + SWSUSP_SIG_OFF, page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_LEN);
                 r = write_header(fd, resume_block, page);

@@ -144,13 +144,23 @@ static void reclaim(const char *root)
                 want / 1024, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
+/* The one line both writers log before hibernating. */
+static void announce(const char *mode, const struct hibcheck *h, const char *name, uint64_t offset,
+                     bool thaw_writes)
+{
+        log_msg(LOG_NOTICE, "hibernating to /dev/mapper/%s (%u:%u%s%s, offset %" PRIu64 ", mode %s): %"
+                PRIu64 " MiB free swap, about %" PRIu64 " MiB needed%s", name, h->maj, h->min,
+                *h->swapfile ? ", swap file " : "", h->swapfile, offset, mode, h->free_kib / 1024,
+                (h->needed_kib + 1023) / 1024, thaw_writes ? "; thaw writes the image" : "");
+}
+
 /* thaw writes the image: the kernel freezes and snapshots, thaw writes, flushes and powers off. */
 static enum cmd_status hibernate_thaw(const char *root, const char *mode, const struct hibcheck *h,
                                       const struct thaw_args *a)
 {
         struct snapshot_target t = { .maj = h->maj, .min = h->min, .offset = a->offset,
                                      .reboot = strcmp(mode, "reboot") == 0 };
-        struct machine_info m;
+        struct machine_info m = { 0 };
         char dev[PATH_MAX], rel[PATH_MAX], why[512];
         int r;
 
@@ -159,13 +169,10 @@ static enum cmd_status hibernate_thaw(const char *root, const char *mode, const 
                 return CMD_FAILED;
         t.dev = dev;
         /* As the kernel does with acpi_sleep=s4_hwsig: the next boot compares it. */
-        machine_read(root, &m);
+        machine_read_facs(root, &m);
         t.hw_sig = a->s4_hwsig && m.have_facs && m.facs_sig != 0;
         t.hw_sig_value = m.facs_sig;
-        log_msg(LOG_NOTICE, "hibernating to %s (%u:%u%s%s, offset %" PRIu64 ", mode %s): %" PRIu64 " MiB free "
-                "swap, about %" PRIu64 " MiB needed; thaw writes the image", dev, h->maj, h->min,
-                *h->swapfile ? ", swap file " : "", h->swapfile, a->offset, mode, h->free_kib / 1024,
-                (h->needed_kib + 1023) / 1024);
+        announce(mode, h, a->name, a->offset, true);
         r = snapshot_hibernate(root, &t, why, sizeof(why));
         if (r < 0) {
                 log_msg(LOG_ERR, "hibernation failed: %s; the system keeps running", why);
@@ -180,10 +187,7 @@ static enum cmd_status hibernate(const char *root, const char *mode, const struc
 {
         int r;
 
-        log_msg(LOG_NOTICE, "hibernating to /dev/mapper/%s (%u:%u%s%s, offset %" PRIu64 ", mode %s): %"
-                PRIu64 " MiB free swap, about %" PRIu64 " MiB needed", name, h->maj, h->min,
-                *h->swapfile ? ", swap file " : "", h->swapfile, offset, mode, h->free_kib / 1024,
-                (h->needed_kib + 1023) / 1024);
+        announce(mode, h, name, offset, false);
         /* The next boot's thaw resume hands the same device over; this tells the kernel where to write. */
         r = handoff_write(root, h->maj, h->min, offset);
         if (r == 0)

@@ -17,8 +17,6 @@
 
 #include "swsusp.h"
 
-#define HW_SIG_OFF 4056
-#define CRC32_OFF 4060
 #define NEXT_OFF 4088
 #define CHUNK_PAGES 32 /* uncompressed pages per compressed chunk */
 #define CHUNK_DISK 35  /* pages a chunk can take on disk, worst case (facts 1.6) */
@@ -242,8 +240,8 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return defect(in, IMAGE_NOT_IMAGE, "no hibernation image (%s)", swsusp_kind_name(h.kind));
         in->flags = h.flags;
         in->image = h.image;
-        in->crc32 = bytes_le32(page + CRC32_OFF);
-        in->hw_sig = bytes_le32(page + HW_SIG_OFF);
+        in->crc32 = bytes_le32(page + SWSUSP_CRC32_OFF);
+        in->hw_sig = bytes_le32(page + SWSUSP_HW_SIG_OFF);
         if (!in_device(in, in->image) || in->image == offset)
                 return defect(in, IMAGE_BAD_BLOCK, "the first map page is at block %" PRIu64 ", outside "
                               "the device (%" PRIu64 " blocks)", in->image, in->device_pages);

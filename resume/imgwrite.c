@@ -17,8 +17,6 @@
 #define PAGE IMGWRITE_PAGE
 #define MAP_ENTRIES 511            /* swap_map_page: 511 block numbers and next_swap */
 #define INFO_PAGES_OFF 424         /* swsusp_info.pages: stream pages, this one included */
-#define HW_SIG_OFF 4056
-#define CRC32_OFF 4060
 #define CHUNK_PAGES 32             /* LZO_UNC_PAGES */
 #define CHUNK_MAX (8 + IMGVERIFY_CMP_MAX) /* length field and the worst compressed size */
 #define RUN_PAGES 256              /* consecutive blocks written in one pwrite: 1 MiB */
@@ -291,10 +289,10 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
                 bytes_put_le(page + SWSUSP_IMAGE_OFF, img->first_map, 8);
                 if (hw_sig) {
                         flags |= IMAGE_SF_HW_SIG;
-                        bytes_put_le(page + HW_SIG_OFF, hw_sig_value, 4);
+                        bytes_put_le(page + SWSUSP_HW_SIG_OFF, hw_sig_value, 4);
                 }
                 bytes_put_le(page + SWSUSP_FLAGS_OFF, flags, 4);
-                bytes_put_le(page + CRC32_OFF, img->crc, 4);
+                bytes_put_le(page + SWSUSP_CRC32_OFF, img->crc, 4);
                 *tried = true;
                 r = write_header(fd, resume_block, page);
         }

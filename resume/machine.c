@@ -78,7 +78,7 @@ static void read_lz4(const char *root, struct machine_info *m)
         }
 }
 
-static void read_facs(const char *root, struct machine_info *m)
+void machine_read_facs(const char *root, struct machine_info *m)
 {
         char path[PATH_MAX];
         unsigned char b[12];
@@ -224,7 +224,7 @@ int machine_read(const char *root, struct machine_info *out)
 
         read_release(root, &m);
         read_lz4(root, &m);
-        read_facs(root, &m);
+        machine_read_facs(root, &m);
         read_zoneinfo(root, &m);
         read_e820(root, &m);
         *out = m;

@@ -21,5 +21,7 @@ struct machine_info {
 
 /* Fill out with what can be read; what cannot stays unknown. Always returns 0. */
 int machine_read(const char *root, struct machine_info *out);
+/* Only have_facs and facs_sig (ROOT/sys/firmware/acpi/tables/FACS), the rest of m untouched. */
+void machine_read_facs(const char *root, struct machine_info *m);
 /* Type number of a /sys/firmware/memmap type string; 0 if unknown. */
 uint32_t machine_e820_type(const char *name);

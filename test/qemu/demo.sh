@@ -12,11 +12,11 @@ tq_prepare
 tq_workdir demo
 echo "thaw demo: guest with ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs, QEMU TCG (software emulation, no KVM)"
 echo "thaw demo: boot 1: thaw setup on /dev/vdb, swap on, workload fills ${TQ_WORKLOAD_MIB} MiB, thaw hibernate"
-tq_hibernating_boot_checked hibernate hibernate "$TQ_WORK/key"
+tq_sleep_boot_checked hibernate hibernate "$TQ_WORK/key"
 grep -E '\| (THAW-TEST: setup exit|rd\.thaw\.|thaw: hibernating)|PM: hibernation: Wrote|workload: ready' \
     "$TQ_WORK/hibernate.log" | sed 's/^ *[0-9.]*| //; s/^\[ *[0-9.]*\] //; s/^/    /'
 echo "thaw demo: boot 2: a new QEMU process, key in fw_cfg; the initramfs runs thaw resume"
-tq_resuming_boot_checked resume resume "$TQ_WORK/key"
+tq_sleep_boot_checked resume resume "$TQ_WORK/key"
 
 # mark LABEL TEXT: one timeline line at the first serial line containing TEXT.
 mark() {

@@ -12,7 +12,7 @@ TQ_THAW=${TQ_THAW:-$TQ_REPO/build/thaw}
 TQ_MEM=${TQ_MEM:-768}              # MiB; the same on every boot (the image records the RAM size)
 # Two vCPUs: with one, boots took 10-40% longer (make test over 40 minutes). With two, Debian's 6.1
 # guest under TCG now and then hangs inside its hibernation while taking the second CPU offline
-# (tq_hibernating_boot_checked retries such a boot); TQ_SMP=1 avoids that.
+# (tq_sleep_boot_checked retries such a boot); TQ_SMP=1 avoids that.
 TQ_SMP=${TQ_SMP:-2}
 TQ_QEMU=${TQ_QEMU:-qemu-system-x86_64}
 TQ_CPU=${TQ_CPU:-qemu64}     # max emulates AES-NI, but was not faster overall
@@ -418,7 +418,7 @@ tq_boot() {
     return "$rc"
 }
 
-# tq_watch_hang LOG TAG MARK: the TCG hang of tq_hibernating_boot_checked, seen early. In a
+# tq_watch_hang LOG TAG MARK: the TCG hang of tq_sleep_boot_checked, seen early. In a
 # hibernation the console is suspended only while devices and CPUs are suspended and the snapshot
 # is taken (seconds; the image is written with the console back); a log whose last line is that
 # step and that has not grown for TQ_HANG_SECONDS is a hung guest. Then MARK is created and the
@@ -504,66 +504,34 @@ TQ_TIMES=()
 # comes from elsewhere sets it to $TQ_WORK/wrong-key, so fw_cfg cannot be what unlocked the device.
 TQ_FWCFG_KEY=${TQ_FWCFG_KEY:-}
 
-# tq_hibernating_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot_checked for a boot that
-# ends in a hibernation. Under TCG with 2 vCPUs the guest kernel hangs now and then inside the
-# hibernation itself, after "hibernation entry" and before any image was written (the last line
-# seen: "Disabling non-boot CPUs", or the console suspend before it), idle until stopped; seen on
-# this 2-core machine loaded and quiet (noresume's hibernate boot in two clean-clone runs), with no
-# thaw code running at that point. tq_watch_hang stops such a boot after TQ_HANG_SECONDS of
-# silence. Nothing of thaw's is judged by that boot yet, so it is said loudly and tried again
-# (up to TQ_HANG_RETRIES times: systemd-swapfile's hung twice in a row once) on a fresh swap disk;
-# every check still applies.
+# tq_sleep_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot_checked for a boot that
+# hibernates or resumes. Under TCG with 2 vCPUs Debian's 6.1 guest kernel hangs now and then, idle
+# until stopped, inside its hibernation (after "hibernation entry", before any image was written;
+# the last line "Disabling non-boot CPUs" or the console suspend before it) or inside its resume
+# after thaw's handoff (CI: verify's resume boot, silent after "resume from hibernation";
+# integrity-cost.sh: at "Suspending console(s)" after the image was loaded), with no thaw code
+# running. tq_watch_hang stops such a boot after TQ_HANG_SECONDS of silence. Nothing of thaw's was
+# judged there, so it is said loudly and the boot tried again (up to TQ_HANG_RETRIES times:
+# systemd-swapfile's hung twice in a row once) on the disks as they were before it, copied first
+# (a resume's kernel had erased the image's signature); every check still applies.
 TQ_HANG_RETRIES=${TQ_HANG_RETRIES:-3}
-tq_hibernating_boot_checked() {
-    local rc=0 try=0
-    tq_boot "$@" || rc=$?
-    while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_has "$1" "PM: hibernation: hibernation entry" &&
-        ! tq_image_written "$1"; do
-        try=$((try + 1))
-        tq_log "RETRY: boot $1 hung inside the kernel's hibernation before writing an image; its log is $1.hung$try.log; once more"
-        mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
-        # A fresh swap disk for the step that sets it up; hibernate-file's /dev/vdb is the
-        # encrypted root holding the swap file (no image written either), so it stays.
-        if [[ $2 != hibernate-file ]]; then
-            truncate -s 0 "$TQ_WORK/swap.img"
-            truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
-        fi
-        rc=0
-        tq_boot "$@" || rc=$?
-    done
-    tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
-    TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
+
+# tq_kernel_hung NAME: the boot stopped inside the kernel's hibernation before an image was
+# written, or inside its resume before the restored system restarted its tasks.
+tq_kernel_hung() {
+    { tq_has "$1" "PM: hibernation: hibernation entry" && ! tq_image_written "$1"; } ||
+        { tq_has "$1" "PM: hibernation: resume from hibernation" && tq_lacks "$1" "Restarting tasks"; }
 }
 
-# Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
-# tq_hibernate_boot NAME [EXTRA-CMDLINE...]
-tq_hibernate_boot() {
-    tq_hibernating_boot_checked "$1" hibernate "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "${@:2}"
-    tq_check "$1: thaw setup succeeded" tq_has "$1" "THAW-TEST: setup exit 0"
-    tq_check "$1: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has "$1" "THAW-TEST: workload ready"
-    tq_check "$1: the image was written" tq_image_written "$1"
-    tq_check "$1: powered off inside the hibernation (thaw hibernate did not return)" \
-        tq_lacks "$1" "THAW-TEST: hibernate exit"
-}
-
-# tq_resuming_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot_checked for a boot that
-# is to resume an image. The same TCG hang also stops a resume now and then, after thaw's handoff,
-# inside the kernel (a clean-clone CI run: verify's resume boot, silent after "resume from
-# hibernation" until the 300 s timeout; integrity-cost.sh: silent after the image was loaded, at
-# "Suspending console(s)" before the CPUs go offline for the jump into the image). The kernel erased the image's signature before it hung,
-# so the disks are copied before the boot and put back for each retry (up to TQ_HANG_RETRIES). Only a
-# boot that is silent inside the kernel's resume, before the restored system restarted its tasks,
-# is retried: thaw had handed off and no code of thaw's was running; every check still applies.
-tq_resuming_boot_checked() {
+tq_sleep_boot_checked() {
     local rc=0 try=0 disk
     for disk in root swap; do
         cp --sparse=always "$TQ_WORK/$disk.img" "$TQ_WORK/$disk.img.pre"
     done
     tq_boot "$@" || rc=$?
-    while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_has "$1" "PM: hibernation: resume from hibernation" &&
-        tq_lacks "$1" "Restarting tasks"; do
+    while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_kernel_hung "$1"; do
         try=$((try + 1))
-        tq_log "RETRY: boot $1 hung inside the kernel's resume; its log is $1.hung$try.log; disks put back as before it, once more"
+        tq_log "RETRY: boot $1 hung inside the kernel's hibernation or resume; its log is $1.hung$try.log; disks put back as before it, once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
         for disk in root swap; do
             cp --sparse=always "$TQ_WORK/$disk.img.pre" "$TQ_WORK/$disk.img"
@@ -576,11 +544,22 @@ tq_resuming_boot_checked() {
     TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
 }
 
+# Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
+# tq_hibernate_boot NAME [EXTRA-CMDLINE...]
+tq_hibernate_boot() {
+    tq_sleep_boot_checked "$1" hibernate "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "${@:2}"
+    tq_check "$1: thaw setup succeeded" tq_has "$1" "THAW-TEST: setup exit 0"
+    tq_check "$1: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has "$1" "THAW-TEST: workload ready"
+    tq_check "$1: the image was written" tq_image_written "$1"
+    tq_check "$1: powered off inside the hibernation (thaw hibernate did not return)" \
+        tq_lacks "$1" "THAW-TEST: hibernate exit"
+}
+
 # A boot that must resume the image written by tq_hibernate_boot, with nothing lost.
 tq_resume_boot() {
     local name=$1
     shift
-    tq_resuming_boot_checked "$name" resume "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "$@"
+    tq_sleep_boot_checked "$name" resume "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "$@"
     tq_check "$name: thaw handed the image to the kernel" \
         tq_has "$name" "thaw: resuming from /dev/mapper/thaw-swap"
     tq_check "$name: the kernel loaded the image" tq_has "$name" "PM: Image loading done"

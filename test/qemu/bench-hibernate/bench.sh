@@ -31,7 +31,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         truncate -s 0 "$TQ_WORK/swap.img"
         truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
         h=hib-$v-$r u=res-$v-$r
-        tq_hibernating_boot_checked "$h" hibernate "$TQ_WORK/key" "thaw.hibargs=${hibargs[$v]}"
+        tq_sleep_boot_checked "$h" hibernate "$TQ_WORK/key" "thaw.hibargs=${hibargs[$v]}"
         tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
         hib_total=$TQ_BOOT_SECONDS
         tq_resume_boot "$u"

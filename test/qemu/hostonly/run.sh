@@ -76,13 +76,13 @@ rm -rf "$TQ_WORK/initramfs"
 # Both boots: the host-only initramfs, root= only.
 export TQ_ROOT_ARGS="root=/dev/mapper/luks-$uuid" TQ_THAW_ARGS=""
 offset=${args##*resume_offset=}
-tq_hibernating_boot_checked hibernate hibernate-file "$TQ_WORK/key"
+tq_sleep_boot_checked hibernate hibernate-file "$TQ_WORK/key"
 tq_check "hibernate: no rd.thaw.* argument on the kernel command line" \
     bash -c "! grep -F 'Kernel command line:' '$TQ_WORK/hibernate.log' | grep -q 'rd\.thaw'"
 tq_check "hibernate: the root came up from the mapping thaw opened" \
     tq_has hibernate "THAW-TEST: root: /dev/mapper/luks-$uuid / ext4 rw"
 tq_check "hibernate: the kernel wrote the image into the swap file" tq_has hibernate "PM: hibernation: Wrote"
-tq_resuming_boot_checked resume resume "$TQ_WORK/key"
+tq_sleep_boot_checked resume resume "$TQ_WORK/key"
 tq_check "resume: thaw handed the image at resume_offset=$offset to the kernel" \
     grep -qE "thaw: resuming from /dev/mapper/luks-$uuid \([0-9]+:[0-9]+, offset $offset\)" "$TQ_WORK/resume.log"
 tq_check "resume: the fresh init never ran" tq_lacks resume "THAW-TEST: fresh boot"

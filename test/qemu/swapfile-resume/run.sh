@@ -31,7 +31,7 @@ tq_check "mkroot: it printed the root container, the key, the root's mapping nam
 tq_check "mkroot: thaw config prints the same from thaw.conf" tq_has mkroot "THAW-TEST: config: $args"
 
 export TQ_ROOT_ARGS="root=/dev/mapper/luks-$uuid" TQ_THAW_ARGS="$args"
-tq_hibernating_boot_checked hibernate hibernate-file "$TQ_WORK/key" thaw.hibargs=--writer,thaw
+tq_sleep_boot_checked hibernate hibernate-file "$TQ_WORK/key" thaw.hibargs=--writer,thaw
 tq_check "hibernate: thaw unlocked the root's container (no image yet)" \
     tq_has hibernate "thaw: no hibernation image on /dev/mapper/luks-$uuid: boot continues"
 tq_check "hibernate: the root came up from the mapping thaw opened" \
@@ -45,7 +45,7 @@ tq_check "hibernate: thaw wrote the image into the swap file's blocks and flushe
 tq_check "hibernate: the kernel did not write it (--writer thaw)" tq_lacks hibernate "PM: hibernation: Wrote"
 tq_check "hibernate: powered off inside the hibernation" tq_lacks hibernate "THAW-TEST: hibernate exit"
 
-tq_resuming_boot_checked resume resume "$TQ_WORK/key"
+tq_sleep_boot_checked resume resume "$TQ_WORK/key"
 tq_check "resume: thaw handed the image at the swap file's offset to the kernel" \
     grep -qE "thaw: resuming from /dev/mapper/luks-$uuid \([0-9]+:[0-9]+, offset $offset\)" "$TQ_WORK/resume.log"
 tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"

@@ -13,7 +13,7 @@
 # chain replaced by the imds: source.
 set -u
 # One vCPU: this scenario's no-image boot hung inside the kernel's hibernation twice in a row with
-# two (lib.sh, tq_hibernating_boot_checked); with one it passed.
+# two (lib.sh, tq_sleep_boot_checked); with one it passed.
 TQ_SMP=${TQ_SMP:-1}
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -96,7 +96,7 @@ sd_net_checks() {
         before "$1" "configured by DHCP for the imds: key source" "with $src"
 }
 
-tq_hibernating_boot_checked cold hibernate-file "$TQ_WORK/wrong-key"
+tq_sleep_boot_checked cold hibernate-file "$TQ_WORK/wrong-key"
 sd_net_checks cold
 tq_check "cold: thaw unlocked the root's container with $src and found no image" \
     before cold "with $src" "thaw: no hibernation image on /dev/mapper/luks-$uuid: boot continues"
@@ -118,7 +118,7 @@ tq_check "cold: thaw hibernate chose the swap file at resume_offset=$offset" \
 tq_check "cold: the kernel wrote the image" tq_has cold "PM: hibernation: Wrote"
 tq_check "cold: powered off inside the hibernation" tq_lacks cold "THAW-TEST: hibernate exit"
 
-tq_resuming_boot_checked resume resume "$TQ_WORK/wrong-key"
+tq_sleep_boot_checked resume resume "$TQ_WORK/wrong-key"
 sd_net_checks resume
 tq_check "resume: thaw handed the image at the swap file's offset to the kernel" \
     grep -qE "thaw: resuming from /dev/mapper/luks-$uuid \([0-9]+:[0-9]+, offset $offset\)" "$TQ_WORK/resume.log"

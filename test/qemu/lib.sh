@@ -64,7 +64,34 @@ tq_fetch_kernel() {
     [[ -f $TQ_CACHE/kernel/root/boot/vmlinuz-$TQ_KVER ]] || tq_die "no vmlinuz-$TQ_KVER in $deb"
     # The package ships no modules.dep; its postinst would run depmod.
     depmod -b "$TQ_CACHE/kernel/root" "$TQ_KVER" || tq_die "depmod failed on the unpacked kernel"
+    dpkg-deb -f "$deb" Package Version | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }' \
+        > "$TQ_CACHE/kernel/.package"
     echo "$TQ_KVER" > "$TQ_CACHE/kernel/.done"
+}
+
+# The guest kernel's package and version ("linux-image-6.1.0-57-amd64 6.1.192-3"), after tq_fetch_kernel.
+tq_kernel_package() {
+    local deb
+    if [[ ! -s $TQ_CACHE/kernel/.package ]]; then
+        # A cache from before .package was written: the newest matching download says it.
+        deb=$(find "$TQ_CACHE/debs" -name "linux-image-$(cat "$TQ_CACHE/kernel/.done")_*.deb" | sort | tail -n1)
+        [[ -n $deb ]] || { echo "unknown"; return; }
+        dpkg-deb -f "$deb" Package Version | awk '{ printf "%s%s", (NR > 1 ? " " : ""), $2 } END { print "" }' \
+            > "$TQ_CACHE/kernel/.package"
+    fi
+    cat "$TQ_CACHE/kernel/.package"
+}
+
+# One line on the guest kernel: verified (listed in test/qemu/verified-kernels) or, loudly, not.
+tq_kernel_report() {
+    local pkg
+    pkg=$(tq_kernel_package)
+    if grep -qxF -- "$pkg" "$TQ_REPO/test/qemu/verified-kernels"; then
+        echo "guest kernel: $pkg (verified with this suite)"
+    else
+        echo "WARNING: guest kernel: $pkg is NOT one this suite was verified with ($(grep -v '^#' \
+            "$TQ_REPO/test/qemu/verified-kernels" | paste -sd, -)); Debian's archive offered no verified one: results may differ"
+    fi
 }
 
 tq_fetch_dracut() {

@@ -43,6 +43,8 @@ if ((prep != 0)); then
     exit 1
 fi
 tq_log "prepared in $(tq_since "$t0") s"
+kernel_line=$(tq_kernel_report)
+tq_log "$kernel_line"
 
 passed=0 failed=0 skipped=0 i=0
 for n in "${names[@]}"; do
@@ -62,6 +64,6 @@ for n in "${names[@]}"; do
         failed=$((failed + 1))
     fi
 done
-tq_log "total $(tq_since "$t0") s, $skipped skipped"
+tq_log "total $(tq_since "$t0") s, $skipped skipped; $kernel_line"
 echo "$passed passed, $failed failed"
 ((failed == 0))

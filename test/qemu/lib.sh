@@ -90,7 +90,7 @@ tq_kernel_report() {
         echo "guest kernel: $pkg (verified with this suite)"
     else
         echo "WARNING: guest kernel: $pkg is NOT one this suite was verified with ($(grep -v '^#' \
-            "$TQ_REPO/test/qemu/verified-kernels" | paste -sd, -)); Debian's archive offered no verified one: results may differ"
+            "$TQ_REPO/test/qemu/verified-kernels" | paste -sd, -)) (it is what this machine's apt sources offer): results may differ"
     fi
 }
 

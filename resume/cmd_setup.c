@@ -489,6 +489,9 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         int r, fd = -1;
 
         r = keychain_parse(o->key, &chain);
+        /* As for a device: the enrolment's own fetch may use the origins --allow-url allows. */
+        if (r == 0)
+                r = imds_allow_urls(o->allow_url);
         if (r == 0)
                 r = keychain_format(&chain, spec, sizeof(spec));
         if (r == -ERANGE) {

@@ -227,6 +227,17 @@ static int request(const char *url, const char *method, struct curl_slist *hdr, 
         cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
         cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)left);
         cu.easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        /*
+         * The key's copies. body_write() copies the body straight into locked secret memory, capped,
+         * and thaw keeps no buffer of its own. What thaw cannot wipe: libcurl reads the socket into
+         * the easy handle's receive buffer (CURLOPT_BUFFERSIZE bytes; chunked bodies are decoded
+         * there in place) and frees it unwiped at curl_easy_cleanup(), and the kernel's socket
+         * buffers. The smallest buffer libcurl takes (1 KiB) holds at most the last read, and thaw
+         * does not replace libcurl's allocator (curl_global_init_mem) to wipe it: that is global to
+         * every user of libcurl in the process, and this code also runs in the token plugin, inside
+         * cryptsetup. The process is non-dumpable (thaw) and exits soon after the boot.
+         */
+        cu.easy_setopt(h, CURLOPT_BUFFERSIZE, 1024L);
         cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
         cu.easy_setopt(h, CURLOPT_WRITEDATA, b);
         if (strcmp(method, "PUT") == 0) {

@@ -239,9 +239,8 @@ int tpm2_open(const char *tcti, struct tpm2 **out)
 
         if (!tcti || !out)
                 return -EINVAL;
-        /* tpm2-tss logs warnings to stderr by default; a library of ours never prints. TSS2_LOG set by
-         * a person debugging wins. */
-        setenv("TSS2_LOG", "all+none", 0);
+        /* No setenv() here: this code also runs inside libcryptsetup's caller (the token plugin),
+         * whose environment is not ours to change. thaw's main() quiets tpm2-tss (TSS2_LOG). */
         t = calloc(1, sizeof(*t));
         if (!t)
                 return -ENOMEM;

@@ -11,6 +11,7 @@
 #include "args.h"
 #include "clock.h"
 #include "cmd.h"
+#include "escape.h"
 #include "imds_url.h"
 #include "key_provider.h"
 #include "keysrc.h"
@@ -182,7 +183,14 @@ static void show_token(const struct luks_token_info *ti)
                 }
                 free(t);
         }
-        printf("%-3d %-14s keyslot %-6s %s%s\n", ti->id, ti->type, slots[0] ? slots : "-", src, extra);
+        /* The type and the token's fields are the header's text, which anyone who can write the
+         * disk chooses: escaped, so that they cannot drive the terminal. */
+        char type[4 * sizeof(ti->type)], safe_src[4 * sizeof(src)], safe_extra[4 * sizeof(extra)];
+
+        escape_text(type, sizeof(type), ti->type);
+        escape_text(safe_src, sizeof(safe_src), src);
+        escape_text(safe_extra, sizeof(safe_extra), extra);
+        printf("%-3d %-14s keyslot %-6s %s%s\n", ti->id, type, slots[0] ? slots : "-", safe_src, safe_extra);
 }
 
 static int list(const struct enroll_opts *o)

@@ -9,6 +9,7 @@
 #include "args.h"
 #include "clock.h"
 #include "cmd.h"
+#include "escape.h"
 #include "image.h"
 #include "imgcheck.h"
 #include "imgverify.h"
@@ -34,8 +35,13 @@ static void usage(FILE *f)
 static void print_text(const char *dev, uint64_t offset, const struct image_info *img,
                        const struct machine_info *m, const struct imgcheck *c, const char *verified)
 {
-        char flags[96];
+        char flags[96], release[4 * sizeof(m->release)], structure[4 * sizeof(img->why)],
+                why[4 * sizeof(c->why)];
 
+        /* The image's and the machine's text, escaped as all text thaw did not write itself. */
+        escape_text(release, sizeof(release), *m->release ? m->release : "unknown");
+        escape_text(structure, sizeof(structure), img->why);
+        escape_text(why, sizeof(why), c->result == IMGCHECK_OK ? "" : c->why);
         inspect_flag_names(img->flags, flags, sizeof(flags));
         printf("%s: hibernation image at offset %" PRIu64 "\n", dev, offset);
         printf("  flags:          %#" PRIx32 " (%s)\n", img->flags, flags);
@@ -56,12 +62,11 @@ static void print_text(const char *dev, uint64_t offset, const struct image_info
                 printf("unknown\n");
         if (img->flags & IMAGE_SF_HW_SIG)
                 printf("  hw signature:   %08" PRIx32 "\n", img->hw_sig);
-        printf("  kernel:         %s\n", *m->release ? m->release : "unknown");
-        printf("  structure:      %s\n", img->why);
+        printf("  kernel:         %s\n", release);
+        printf("  structure:      %s\n", structure);
         if (*verified)
                 printf("  verified:       %s\n", verified);
-        printf("  resumable here: %s%s%s\n", c->result == IMGCHECK_OK ? "yes" : "no: ",
-               c->result == IMGCHECK_OK ? "" : c->why, "");
+        printf("  resumable here: %s%s\n", c->result == IMGCHECK_OK ? "yes" : "no: ", why);
 }
 
 /* The full verification, its verdict folded into c when everything else passed. */

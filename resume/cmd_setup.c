@@ -409,35 +409,41 @@ static int find_container(const struct setup_opts *o, struct fsdev *fs, char *ba
         return r;
 }
 
-/* Create the file, make it swap, and find its first page: refused (and removed) with holes. */
-static int make_swapfile(const struct setup_opts *o, uint64_t *offset)
+/* Create the file, make it swap, and find its first page: refused (and removed) with holes. *out_fd
+ * stays open on success, for a removal on a later failure. */
+static int make_swapfile(const struct setup_opts *o, uint64_t *offset, int *out_fd)
 {
         struct swapfile_layout l;
         char swap_uuid[37];
-        int r;
+        int fd, r;
 
-        r = swapfile_create(o->swapfile, o->size);
+        /* One descriptor from O_EXCL creation to the layout check: the name is never opened again,
+         * so a file put in its place (a link to another file or device) is never written to. */
+        fd = r = swapfile_create_fd(o->swapfile, o->size);
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot create %s with %" PRIu64 " bytes allocated (%s)%s", o->swapfile,
                         o->size, strerror(-r), r == -EEXIST ? ": it exists; remove it (swapoff first) "
                         "or choose another path" : "");
                 return r;
         }
-        r = swap_write_header(o->swapfile, NULL, swap_uuid, sizeof(swap_uuid));
+        r = swap_write_header_fd(fd, NULL, swap_uuid, sizeof(swap_uuid));
         if (r == 0)
-                r = swapfile_layout(o->swapfile, &l);
+                r = swapfile_layout_fd(fd, &l);
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot make swap in %s (%s): removed it", o->swapfile, strerror(-r));
-                unlink(o->swapfile);
+                swapfile_remove(fd, o->swapfile);
+                close(fd);
                 return r;
         }
         /* The image's header page must be where resume_offset= says, and stay there. */
         if (*l.why) {
                 log_msg(LOG_ERR, "refusing %s as a hibernation swap file: %s; removed it (the kernel "
                         "cannot swap to it either)", o->swapfile, l.why);
-                unlink(o->swapfile);
+                swapfile_remove(fd, o->swapfile);
+                close(fd);
                 return -EFBIG;
         }
+        *out_fd = fd;
         *offset = l.physical / SWSUSP_PAGE;
         log_msg(LOG_INFO, "%s: %" PRIu64 " MiB of swap (UUID %s), allocated without holes in %u "
                 "piece(s), header at page %" PRIu64 " of the device", o->swapfile, o->size >> 20, swap_uuid,
@@ -480,9 +486,12 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         struct keychain chain, unlock;
         struct fsdev fs;
         uint64_t offset = 0;
-        int r;
+        int r, fd = -1;
 
         r = keychain_parse(o->key, &chain);
+        /* As for a device: the enrolment's own fetch may use the origins --allow-url allows. */
+        if (r == 0)
+                r = imds_allow_urls(o->allow_url);
         if (r == 0)
                 r = keychain_format(&chain, spec, sizeof(spec));
         if (r == -ERANGE) {
@@ -508,7 +517,7 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         if (r == 0)
                 r = enroll_keys(o, &chain, e);
         if (r == 0)
-                r = make_swapfile(o, &offset);
+                r = make_swapfile(o, &offset, &fd);
         if (r < 0)
                 goto out;
         /* The boot opens the root container under the name this system gives it (see thaw.conf(5)). */
@@ -519,7 +528,7 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
                         "removed %s", fs.backing, fs.name, r == -ENOKEY ? "a key does not unlock it yet: "
                         "give --unlock with a key it takes" : r == -EPERM ? "no --unlock source "
                         "unlocks it" : strerror(-r), o->swapfile);
-                unlink(o->swapfile);
+                swapfile_remove(fd, o->swapfile);
                 goto out;
         }
         r = write_conf(o, uuid, spec, offset);
@@ -533,6 +542,8 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         printf("rd.thaw.device=UUID=%s rd.thaw.key=%s rd.thaw.name=%s resume_offset=%" PRIu64 "\n", uuid,
                spec, fs.name, offset);
 out:
+        if (fd >= 0)
+                close(fd);
         /* Every path, success included, wipes every key we fetched. */
         for (size_t i = 0; i < KEYCHAIN_MAX; i++)
                 keysrc_enrollment_free(&e[i]);

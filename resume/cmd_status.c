@@ -6,7 +6,17 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "escape.h"
 #include "state.h"
+
+/* LABEL: TEXT, TEXT escaped: the state file quotes the device and the header's own text. */
+static void say(const char *label, const char *text)
+{
+        char safe[4 * sizeof(((struct state *)0)->message) + 1];
+
+        escape_text(safe, sizeof(safe), text);
+        printf("%s: %s\n", label, safe);
+}
 
 static void usage(FILE *f)
 {
@@ -77,9 +87,9 @@ enum cmd_status cmd_status(int argc, char **argv)
         }
         printf("At boot, thaw resume: %s.\n", summary(s.outcome));
         if (*s.device)
-                printf("Device: %s\n", s.device);
+                say("Device", s.device);
         if (*s.reason)
-                printf("Failed check: %s\n", s.reason);
-        printf("Details: %s\n", s.message);
+                say("Failed check", s.reason);
+        say("Details", s.message);
         return CMD_OK;
 }

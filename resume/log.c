@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "util.h"
 
 static int kmsg_fd = -1;
@@ -32,7 +33,7 @@ void log_close(void)
 
 void log_msg(int level, const char *fmt, ...)
 {
-        char msg[LOG_LINE_MAX], line[LOG_LINE_MAX + 16];
+        char msg[LOG_LINE_MAX], safe[LOG_LINE_MAX], line[LOG_LINE_MAX + 16];
         va_list ap;
         int n;
 
@@ -45,11 +46,14 @@ void log_msg(int level, const char *fmt, ...)
         for (char *p = msg; *p; p++)
                 if (*p == '\n')
                         *p = ' ';
+        /* Messages quote header text (token types, ciphers) and device names: no control byte
+         * reaches a console or the kernel log raw. */
+        escape_text(safe, sizeof(safe), msg);
         if (kmsg_fd >= 0) {
-                n = snprintf(line, sizeof(line), "<%d>thaw: %s\n", level & 7, msg);
+                n = snprintf(line, sizeof(line), "<%d>thaw: %s\n", level & 7, safe);
                 /* One write() is one kernel log record. */
                 if (n > 0 && write(kmsg_fd, line, strlen(line)) >= 0)
                         return;
         }
-        fprintf(stderr, "thaw: %s\n", msg);
+        fprintf(stderr, "thaw: %s\n", safe);
 }

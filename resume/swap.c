@@ -58,10 +58,22 @@ static void format_uuid(const uint8_t u[16], char *out, size_t size)
 
 int swap_write_header(const char *path, const char *label, char *uuid, size_t uuid_size)
 {
+        int fd, r;
+
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        r = swap_write_header_fd(fd, label, uuid, uuid_size);
+        close(fd);
+        return r;
+}
+
+int swap_write_header_fd(int fd, const char *label, char *uuid, size_t uuid_size)
+{
         uint8_t page[SWSUSP_PAGE] = { 0 }, id[16];
         uint64_t pages;
         off_t size;
-        int fd, r;
+        int r;
 
         if (label && strlen(label) > SWAP_LABEL_MAX)
                 return -ENAMETOOLONG;
@@ -70,19 +82,12 @@ int swap_write_header(const char *path, const char *label, char *uuid, size_t uu
         r = random_uuid(id);
         if (r < 0)
                 return r;
-        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
         size = lseek(fd, 0, SEEK_END);
-        if (size < 0) {
-                r = -errno;
-                goto out;
-        }
+        if (size < 0)
+                return -errno;
         pages = (uint64_t)size / SWSUSP_PAGE;
-        if (pages < SWAP_MIN_PAGES) {
-                r = -ENOSPC;
-                goto out;
-        }
+        if (pages < SWAP_MIN_PAGES)
+                return -ENOSPC;
         if (pages - 1 > UINT32_MAX)
                 pages = (uint64_t)UINT32_MAX + 1; /* last_page is 32 bits; the kernel caps anyway */
         bytes_put_le(page + VERSION_OFF, 1, 4);
@@ -97,7 +102,5 @@ int swap_write_header(const char *path, const char *label, char *uuid, size_t uu
                 r = -errno;
         if (r == 0 && uuid)
                 format_uuid(id, uuid, uuid_size);
-out:
-        close(fd);
         return r;
 }

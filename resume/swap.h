@@ -12,3 +12,5 @@
  * 37 bytes) receives the UUID as text. -ENOSPC below SWAP_MIN_PAGES, -ENAMETOOLONG for a long label.
  */
 int swap_write_header(const char *path, const char *label, char *uuid, size_t uuid_size);
+/* The same on an open descriptor (writable), for a file that must not be reopened by name. */
+int swap_write_header_fd(int fd, const char *label, char *uuid, size_t uuid_size);

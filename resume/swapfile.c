@@ -20,23 +20,50 @@
 #define BATCH 64                /* extents per FIEMAP call */
 #define MAX_EXTENTS (1u << 20)  /* a file with more is refused long before: a cap on the loop */
 
-int swapfile_create(const char *path, uint64_t size)
+int swapfile_create_fd(const char *path, uint64_t size)
 {
         int fd, r = 0;
 
         if (size == 0 || size > (uint64_t)INT64_MAX)
                 return -EINVAL;
         /* O_EXCL: never reuse (or follow a link to) a file someone else made. */
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         /* Swap must be allocated up front: the kernel refuses files with holes. */
-        if (fallocate(fd, 0, 0, (off_t)size) < 0 || fsync(fd) < 0)
+        if (fallocate(fd, 0, 0, (off_t)size) < 0 || fsync(fd) < 0) {
                 r = -errno;
+                swapfile_remove(fd, path);
+                close(fd);
+                return r;
+        }
+        return fd;
+}
+
+int swapfile_create(const char *path, uint64_t size)
+{
+        int fd = swapfile_create_fd(path, size);
+
+        if (fd < 0)
+                return fd;
         close(fd);
-        if (r < 0)
-                unlink(path);
-        return r;
+        return 0;
+}
+
+int swapfile_remove(int fd, const char *path)
+{
+        struct stat ours, now;
+
+        if (fstat(fd, &ours) < 0)
+                return -errno;
+        /* A name pointed elsewhere since we made the file: what it names now is not ours to remove.
+         * (A swap between this check and unlink() needs write access to the directory, in which
+         * the attacker could remove the file anyway.) */
+        if (lstat(path, &now) < 0)
+                return -errno;
+        if (now.st_dev != ours.st_dev || now.st_ino != ours.st_ino)
+                return -ESTALE;
+        return unlink(path) < 0 ? -errno : 0;
 }
 
 /* Flags that make an extent unusable for swap: its blocks are not plain blocks of the device. */
@@ -115,23 +142,16 @@ static int walk_extents(int fd, struct swapfile_layout *l)
         return 0;
 }
 
-int swapfile_layout(const char *path, struct swapfile_layout *out)
+int swapfile_layout_fd(int fd, struct swapfile_layout *out)
 {
         struct swapfile_layout l = { 0 };
         struct stat st;
-        int fd, r;
+        int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
-        if (fd < 0)
+        if (fstat(fd, &st) < 0)
                 return -errno;
-        if (fstat(fd, &st) < 0) {
-                r = -errno;
-                goto out;
-        }
-        if (!S_ISREG(st.st_mode)) {
-                r = -EINVAL;
-                goto out;
-        }
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
         l.size = (uint64_t)st.st_size;
         if (l.size < SWSUSP_PAGE) {
                 snprintf(l.why, sizeof(l.why), "the file is smaller than one page");
@@ -141,7 +161,17 @@ int swapfile_layout(const char *path, struct swapfile_layout *out)
         }
         if (r == 0)
                 *out = l;
-out:
+        return r;
+}
+
+int swapfile_layout(const char *path, struct swapfile_layout *out)
+{
+        int fd, r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+        if (fd < 0)
+                return -errno;
+        r = swapfile_layout_fd(fd, out);
         close(fd);
         return r;
 }

@@ -15,6 +15,14 @@ struct swapfile_layout {
 
 /* Create path (it must not exist), mode 0600, with size bytes allocated (fallocate), and sync it. */
 int swapfile_create(const char *path, uint64_t size);
+/*
+ * The same, returning the file descriptor it was created with (read-write, O_CLOEXEC): the caller
+ * makes swap in it, checks its layout and removes it on failure through this descriptor, never
+ * the name again, which someone with write access to the directory could point elsewhere.
+ */
+int swapfile_create_fd(const char *path, uint64_t size);
+/* Unlink path if it still names the file open as fd (a name replaced since is left alone). */
+int swapfile_remove(int fd, const char *path);
 
 /*
  * The layout of path through FIEMAP (after syncing it). Returns 0 and fills out; out->why is ""
@@ -25,6 +33,8 @@ int swapfile_create(const char *path, uint64_t size);
  * superblocks.) runs counts the contiguous pieces, for the record.
  */
 int swapfile_layout(const char *path, struct swapfile_layout *out);
+/* The same for the file open as fd. */
+int swapfile_layout_fd(int fd, struct swapfile_layout *out);
 
 /*
  * The active swap file (ROOT/proc/swaps, type "file") on the device maj:min whose first block is

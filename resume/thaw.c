@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* thaw: encrypted hibernation. main() parses global options and dispatches to a subcommand. */
 #include <getopt.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -64,6 +65,11 @@ int main(int argc, char **argv)
          */
         if (secret_protect_process() < 0)
                 fprintf(stderr, "thaw: cannot make the process non-dumpable: continuing\n");
+
+        /* tpm2-tss logs warnings to stderr by default, and its messages are not thaw's: thaw says
+         * itself what failed. Set here, in the program, never in the library, which the token plugin
+         * loads into other processes. TSS2_LOG set by a person debugging wins. */
+        setenv("TSS2_LOG", "all+none", 0);
 
         /* '+': stop at the subcommand; its options are its own. */
         while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {

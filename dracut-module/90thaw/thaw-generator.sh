@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # systemd generator in a thaw initramfs: when thaw is configured at this boot, mask
-# systemd-hibernate-resume@.service, so that only thaw hands the image to the kernel.
+# systemd-hibernate-resume@.service, so that only thaw hands the image to the kernel, and give
+# thaw-resume.service a start timeout above thaw's own rd.thaw.timeout=.
 #
 # Why mask, not order: systemd-hibernate-resume-generator (systemd 252) turns resume=DEV into
 # systemd-hibernate-resume@DEV.service, bound to DEV's device unit with no job timeout. With DEV
@@ -13,12 +14,22 @@
 # host-only image's /etc/cmdline.d), or device= in /etc/thaw/thaw.conf, and no rd.thaw=0.
 # Otherwise systemd-hibernate-resume keeps resume=.
 
-early=$2
+normal=$1 early=$2
 # Tests point THAW_ROOT at a fixture tree (test/host/t-generator.sh); systemd sets no such variable.
 root=${THAW_ROOT:-}
-[ -n "$early" ] && [ -e "$root/etc/initrd-release" ] || exit 0
+[ -n "$normal" ] && [ -n "$early" ] && [ -e "$root/etc/initrd-release" ] || exit 0
 
-device='' resume='' disabled=''
+device='' resume='' disabled='' timeout=''
+# settimeout VALUE: timeout=VALUE as thaw reads it (digits, at most 3600); thaw ignores any other
+# value and keeps the one before, so does this.
+settimeout() {
+	case $1 in
+	'' | *[!0-9]*) return ;;
+	esac
+	# Leading zeros would make the shell read octal; the length check keeps the arithmetic small.
+	set -- "${1#"${1%%[!0]*}"}"
+	[ ${#1} -le 4 ] && [ "${1:-0}" -le 3600 ] && timeout=${1:-0}
+}
 # scan FILE: thaw's arguments in FILE, one word at a time as the kernel splits its command line;
 # the last one wins.
 scan() {
@@ -27,6 +38,7 @@ scan() {
 	for arg in $(cat "$1" 2> /dev/null); do
 		case $arg in
 		rd.thaw.device=?*) device=${arg#*=} ;;
+		rd.thaw.timeout=*) settimeout "${arg#*=}" ;;
 		rd.thaw=0) disabled=1 ;;
 		rd.thaw | rd.thaw=1) disabled='' ;;
 		resume=*) [ "$1" = "$root/proc/cmdline" ] && resume=${arg#*=} ;;
@@ -39,11 +51,26 @@ scan() {
 if grep -Eqs '^[[:space:]]*device[[:space:]]*=[[:space:]]*("[^"]|[^"[:space:]])' "$root/etc/thaw/thaw.conf"; then
 	device=thaw.conf
 fi
+settimeout "$(sed -n 's/^[[:space:]]*timeout[[:space:]]*=[[:space:]]*"\{0,1\}\([0-9]*\)"\{0,1\}[[:space:]]*$/\1/p' \
+	"$root/etc/thaw/thaw.conf" 2> /dev/null | sed -n '$p')"
 for f in "$root"/etc/cmdline.d/*.conf; do
 	[ -f "$f" ] && scan "$f"
 done
 scan "$root/proc/cmdline"
 [ -n "$device" ] && [ -z "$disabled" ] || exit 0
+
+# thaw-resume.service's start timeout: thaw bounds the device and the unattended key sources by
+# one rd.thaw.timeout= deadline, and a passphrase prompt gets rd.thaw.timeout= of its own, hence
+# twice the timeout; the margin covers the DHCP link for an imds: source (up to about 30 s), the
+# unlock and the image's checks. When it fires, systemd stops thaw and the unit fails; nothing
+# requires it, so the root mounts and the boot goes on without resume (thaw-resume.service says so
+# in the kernel log). The unit's own TimeoutStartSec= is this value for the default 30 s.
+# In the normal generator directory, so that a drop-in in /etc/systemd/system wins.
+if [ -n "$timeout" ]; then
+	mkdir -p "$normal/thaw-resume.service.d" &&
+		printf '%s\n' "# From thaw-generator: 2 x rd.thaw.timeout=$timeout + 120 s" "[Service]" \
+			"TimeoutStartSec=$((2 * timeout + 120))" > "$normal/thaw-resume.service.d/timeout.conf"
+fi
 
 mkdir -p "$early" && ln -sf /dev/null "$early/systemd-hibernate-resume@.service" || exit 0
 if [ -n "$resume" ]; then

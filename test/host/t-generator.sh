@@ -94,6 +94,53 @@ if [ -s "$root/dev/kmsg" ]; then
 	echo "# but the generator spoke of a resume= systemd does not read"
 fi
 
+# thaw-resume.service's start timeout: 2 x rd.thaw.timeout= + 120 s in a drop-in, read as thaw
+# reads the timeout (thaw.conf, /etc/cmdline.d, the command line; the last valid one wins); no
+# drop-in without a timeout (the unit's own 180 s).
+dropin=$tmp/normal/thaw-resume.service.d/timeout.conf
+# expect_timeout NAME SECONDS(or "" for no drop-in) CMDLINE [THAW.CONF]
+expect_timeout() {
+	n=$((n + 1))
+	rm -rf "$root" "$tmp/normal" "$tmp/early"
+	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
+	: > "$root/etc/initrd-release"
+	: > "$root/dev/kmsg"
+	echo "$3" > "$root/proc/cmdline"
+	[ $# -ge 4 ] && printf '%s\n' "$4" > "$root/etc/thaw/thaw.conf"
+	THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
+	got=''
+	[ -f "$dropin" ] && got=$(sed -n 's/^TimeoutStartSec=//p' "$dropin")
+	if [ "$got" = "$2" ] && { [ -z "$2" ] || grep -qx '\[Service\]' "$dropin"; }; then
+		echo "ok $n - $1"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $1 (TimeoutStartSec '$got', wanted '$2')"
+	fi
+}
+expect_timeout "default timeout: no drop-in, the unit's 180 s" "" "rd.thaw.device=/dev/vdb"
+expect_timeout "rd.thaw.timeout=30: 180 s" 180 "rd.thaw.device=/dev/vdb rd.thaw.timeout=30"
+expect_timeout "rd.thaw.timeout=0: 120 s" 120 "rd.thaw.device=/dev/vdb rd.thaw.timeout=0"
+expect_timeout "rd.thaw.timeout=3600: 7320 s" 7320 "rd.thaw.device=/dev/vdb rd.thaw.timeout=3600"
+expect_timeout "leading zeros are decimal: 0010 is 10" 140 "rd.thaw.device=/dev/vdb rd.thaw.timeout=0010"
+expect_timeout "timeout= in thaw.conf" 300 "quiet" "$(printf 'device=/dev/vdb\ntimeout = 90')"
+expect_timeout "the command line wins over thaw.conf" 160 "rd.thaw.timeout=20" \
+	"$(printf 'device=/dev/vdb\ntimeout=90')"
+expect_timeout "a value thaw refuses (over 3600) keeps the one before" 160 \
+	"rd.thaw.device=/dev/vdb rd.thaw.timeout=20 rd.thaw.timeout=3601"
+expect_timeout "a value thaw refuses (not a number) keeps the default" "" \
+	"rd.thaw.device=/dev/vdb rd.thaw.timeout=1e9 rd.thaw.timeout=-5 rd.thaw.timeout=99999999999999999999"
+expect_timeout "thaw not configured: no drop-in" "" "rd.thaw.timeout=10"
+
+# The unit's own value is the generator's for the default timeout (30 s), and finite.
+n=$((n + 1))
+unit=$(dirname "$gen")/thaw-resume.service
+if [ "$(sed -n 's/^TimeoutStartSec=//p' "$unit")" = $((2 * 30 + 120)) ]; then
+	echo "ok $n - thaw-resume.service: TimeoutStartSec=180, as the generator's for 30 s"
+else
+	failed=$((failed + 1))
+	echo "not ok $n - thaw-resume.service: TimeoutStartSec is not 180"
+fi
+
 # Outside an initramfs (no /etc/initrd-release) it does nothing.
 n=$((n + 1))
 rm -rf "$tmp/early"

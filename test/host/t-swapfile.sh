@@ -8,12 +8,31 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in cryptsetup filefrag stat fallocate; do
+for tool in cryptsetup filefrag stat fallocate python3; do
         command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
 done
+here=$(cd "$(dirname "$0")" && pwd)
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# The swap file needs a disk file system (FIEMAP): /tmp is often tmpfs, which has none. Then the
+# repository's build/ directory, which is on a disk wherever the tree was checked out.
+fiemap_in() {
+        fallocate -l 65536 "$1/probe" 2> /dev/null && filefrag -v "$1/probe" 2> /dev/null | grep -q '^ *0:'
+}
+server=""
+tmp=""
+trap '[ -n "$server" ] && kill "$server" 2> /dev/null; [ -n "$tmp" ] && rm -rf "$tmp"' EXIT
+for base in "${TMPDIR:-/tmp}" "$here/../../build"; do
+        mkdir -p "$base" 2> /dev/null
+        tmp=$(mktemp -d "$base/t-swapfile.XXXXXX" 2> /dev/null) || { tmp=""; continue; }
+        fiemap_in "$tmp" && break
+        rm -rf "$tmp"
+        tmp=""
+done
+if [ -z "$tmp" ]; then
+        echo "# SKIP: no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
+        exit 77
+fi
+rm -f "$tmp/probe"
 root=$tmp/root
 fs=$tmp/fs
 mkdir -p "$root/etc" "$root/dev" "$fs"
@@ -113,6 +132,34 @@ result $? "a file system on a plain disk: refused, no file made"
 setup --swapfile "$fs/swapfile" --size 1x --key keyfile:/key
 [ $? -eq 2 ]
 result $? "a bad --size: usage error"
+
+# An imds:URL source on an origin --allow-url allows: the enrolment's own fetch may use it (as for
+# a device), and thaw.conf records the origin for the boot.
+fixture "CRYPT-LUKS2-$(echo "$uuid" | tr -d -)-luks-$uuid"
+head -c 32 /dev/urandom > "$tmp/served"
+py=$(python3 -c 'import sys; print(sys.executable)')
+"$py" "$here/imds-server.py" "$tmp/port" 120 127.0.0.1 0 "$tmp/requests" "$tmp/served" &
+server=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ "$i" -lt 100 ]; do
+        sleep 0.1
+        i=$((i + 1))
+done
+origin=http://127.0.0.1:$(cat "$tmp/port" 2> /dev/null)
+# The headers imds-server.py asks for on /custom/raw.
+src="imds:$origin/custom/raw;header=Authorization:Bearer%20Oracle;header=X-Thaw:a%20b%2Cc%3Bd%25"
+setup --swapfile "$fs/swapfile" --size 8M --key "$src" --unlock keyfile:/key
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "neither link-local nor an allowed origin" "$tmp/err" && [ ! -e "$fs/swapfile" ]
+result $? "an imds:URL source without --allow-url: refused, no file left"
+setup --swapfile "$fs/swapfile" --size 8M --key "$src" --allow-url "$origin" \
+        --unlock keyfile:/key
+result $? "setup --swapfile --allow-url: the enrolment fetches from the allowed origin"
+grep -qx "allow-url=$origin" "$root/etc/thaw/thaw.conf"
+result $? "thaw.conf has allow-url=$origin"
+cryptsetup open --test-passphrase --disable-external-tokens --key-file "$tmp/served" "$root/dev/vdb" 2> "$tmp/err"
+result $? "the served key unlocks the root's container"
+rm -f "$fs/swapfile"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

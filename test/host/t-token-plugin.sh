@@ -193,5 +193,15 @@ else
         not_ok "the plugin keeps no static per-call state"
 fi
 
+# The plugin runs inside someone else's process (cryptsetup, systemd-cryptsetup): it changes none
+# of that process's state - no environment, umask, signal disposition or working directory.
+if nm -D --undefined-only "$tokens/libcryptsetup-token-thaw.so" > "$tmp/undef" 2>&1 &&
+        ! grep -Ew '(setenv|putenv|unsetenv|clearenv|umask|signal|sigaction|chdir|fchdir|setlocale)' \
+                "$tmp/undef" > "$tmp/out"; then
+        ok "the plugin calls nothing that changes process-wide state (setenv, umask, signals, cwd)"
+else
+        not_ok "the plugin calls nothing that changes process-wide state (setenv, umask, signals, cwd)"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Unit tests of the swap file checks (FIEMAP) on files in a temporary directory of the build host. */
 #include <errno.h>
+#include <string.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +9,9 @@
 #include <cmocka.h>
 
 #include "faketree.h"
+#include "swap.h"
 #include "swapfile.h"
+#include "swsusp.h"
 
 /* FIEMAP needs a real file system (ext4, xfs, btrfs); tmpfs has none: then there is nothing to test. */
 static int fiemap_works(const char *path)
@@ -64,11 +67,67 @@ static void test_holes_refused(void **state)
         assert_string_equal(l.why, "the file has a hole at byte 65536");
 }
 
+/* The first 4096 bytes of path, NUL-terminated (enough for the swap signature). */
+static void read_page(const char *path, char *page)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, page, 4096, 0), 4096);
+        close(fd);
+}
+
+/*
+ * thaw setup --swapfile: the file is made swap, checked and removed through the descriptor it was
+ * created with. Someone who renames it and puts a link to another file in its place between two
+ * steps gets neither the swap header written into that file nor it removed.
+ */
+static void test_swapped_name(void **state)
+{
+        char path[PATH_MAX], moved[PATH_MAX], victim[PATH_MAX], page[4096], uuid[37];
+        struct swapfile_layout l;
+        int fd, vfd;
+
+        (void)state;
+        ft_abs(path, sizeof(path), "/swapfile");
+        ft_abs(moved, sizeof(moved), "/moved");
+        ft_abs(victim, sizeof(victim), "/victim");
+        vfd = open(victim, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        assert_true(vfd >= 0);
+        assert_int_equal(fallocate(vfd, 0, 0, 1 << 20), 0);
+        close(vfd);
+
+        fd = swapfile_create_fd(path, 1 << 20);
+        assert_true(fd >= 0);
+        assert_int_equal(rename(path, moved), 0);
+        assert_int_equal(symlink(victim, path), 0);
+
+        assert_int_equal(swap_write_header_fd(fd, NULL, uuid, sizeof(uuid)), 0);
+        read_page(moved, page);
+        assert_memory_equal(page + SWSUSP_SIG_OFF, "SWAPSPACE2", 10);
+        read_page(victim, page);
+        assert_memory_not_equal(page + SWSUSP_SIG_OFF, "SWAPSPACE2", 10);
+        if (fiemap_works(moved)) {
+                assert_int_equal(swapfile_layout_fd(fd, &l), 0);
+                assert_int_equal(l.size, 1 << 20);
+        }
+        /* The name now points elsewhere: neither the link nor its target is removed. */
+        assert_int_equal(swapfile_remove(fd, path), -ESTALE);
+        assert_int_equal(access(victim, F_OK), 0);
+        assert_int_equal(unlink(path), 0);
+        /* Put back, the file is removed as ours. */
+        assert_int_equal(rename(moved, path), 0);
+        assert_int_equal(swapfile_remove(fd, path), 0);
+        assert_int_equal(access(path, F_OK), -1);
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_allocated_file, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_holes_refused, ft_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_swapped_name, ft_setup, ft_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

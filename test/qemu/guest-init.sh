@@ -430,7 +430,10 @@ live_tables() {
 	command -v dmsetup > /dev/null || return 0
 	for m in thaw-swap thaw-swap_dif; do
 		[ -b "/dev/mapper/$m" ] || continue
-		say "live table $m: $(dmsetup table "$m" | awk '$3 == "crypt" { $5 = "<key>" } { print }')"
+		# Only the key's form: ":SIZE:TYPE:..." in the keyring, or its length in hex.
+		say "live table $m: $(dmsetup table "$m" | awk '$3 == "crypt" {
+			if ($5 ~ /^:/) { split($5, k, ":"); $5 = ":" k[2] ":" k[3] ":<desc>" }
+			else $5 = "<" length($5) " hex digits>" } { print }')"
 	done
 	[ "$(arg thaw.badmap)" = 1 ] || return 0
 	dev=$(cat /sys/block/vdb/dev)

@@ -66,7 +66,7 @@ mkdir -p "$root/dev/mapper"
 : > "$root/dev/mapper/control"
 expect "a mapping whose live table cannot be read: refused" 1 \
         "refusing to hibernate to /dev/mapper/thaw-swap: its live table cannot be read" "root=/dev/vda"
-rm -r "$root/dev"
+rm -r "${root:?}/dev"
 printf 'name=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
 expect "no device configured: refused" 1 "no device configured: add device=" "root=/dev/vda"
 expect "no key configured: refused" 1 "no key source configured: add key=" "root=/dev/vda"

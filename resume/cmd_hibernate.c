@@ -18,6 +18,7 @@
 #include "hibcheck.h"
 #include "log.h"
 #include "luks.h"
+#include "luks_mapping.h"
 #include "machine.h"
 #include "power.h"
 #include "resume.h"
@@ -33,7 +34,9 @@ static void usage(FILE *f)
                    "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
                    "line name a device and a key, no noresume), that /dev/mapper/NAME is active swap\n"
                    "(with resume_offset=: holds the active swap file that starts at that page) with\n"
-                   "room for the image and that hibernation is available, then hibernate to it.\n\n"
+                   "room for the image and that hibernation is available, then hibernate to it.\n"
+                   "It refuses a mapping whose live table is not the encryption its LUKS2 header\n"
+                   "says (one aes-xts-plain64 crypt target, key size, sector size, offset, integrity).\n\n"
                    "  -m, --mode MODE  what to do after writing the image (default shutdown)\n"
                    "  -n, --name NAME  device-mapper name (default: rd.thaw.name=, name= in\n"
                    "                   thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
@@ -208,6 +211,29 @@ static enum cmd_status hibernate(const char *root, const char *mode, const struc
         return CMD_OK;
 }
 
+/*
+ * Security: the LUKS2 header is not authenticated, and a segment switched to cipher_null maps the
+ * disk in the clear: the image, all of this system's memory, would go to the disk as it is. So
+ * before anything is frozen or written, the mapping's live table must be the encryption its
+ * header says (luks_mapping_check()). Only a --root fixture without device-mapper (host tests)
+ * skips it: with --root every write goes under that root, so nothing can hibernate this machine.
+ */
+static int check_mapping(const char *root, const char *name)
+{
+        char control[PATH_MAX], why[512];
+        int r;
+
+        if (*root && util_path(control, sizeof(control), root, "/dev/mapper/control") == 0 &&
+            !util_exists(control)) {
+                log_msg(LOG_WARNING, "no %s: the live table of /dev/mapper/%s is not checked", control, name);
+                return 0;
+        }
+        r = luks_mapping_check(root, NULL, name, why, sizeof(why));
+        if (r < 0)
+                log_msg(LOG_ERR, "refusing to hibernate to /dev/mapper/%s: %s", name, why);
+        return r;
+}
+
 enum cmd_status cmd_hibernate(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -269,6 +295,8 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         }
         if (writer_opt)
                 util_copy(args.writer, sizeof(args.writer), writer_opt);
+        if (check_mapping(root, args.name) < 0)
+                return CMD_FAILED;
         /* Before the checks: the room needed for the image depends on it. */
         if (!dry_run && args.image_size_kib != UINT64_MAX) {
                 snprintf(text, sizeof(text), "%" PRIu64, args.image_size_kib * 1024);

@@ -43,6 +43,8 @@ static const char *summary(const char *outcome)
                 { "disabled", "thaw was turned off (rd.thaw=0)" },
                 { "no-key", "no key source unlocked the device; any image on it was kept" },
                 { "no-key-source", "no key source is configured; any image was kept" },
+                { "bad-mapping", "the mapping was not encrypted as its LUKS2 header says; it was closed "
+                                 "unread" },
         };
 
         for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)

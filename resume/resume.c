@@ -22,6 +22,7 @@
 #include "imgcheck.h"
 #include "imgverify.h"
 #include "luks.h"
+#include "luks_mapping.h"
 #include "machine.h"
 #include "power.h"
 #include "state.h"
@@ -51,6 +52,7 @@ const struct resume_ops resume_default_ops = {
         .activate_passphrase = luks_activate_passphrase,
         .deactivate = luks_deactivate,
         .is_active = luks_is_active,
+        .check_mapping = luks_mapping_check,
         .handoff = handoff_write,
         .tpm_lock = tpm2_lock_boot,
 };
@@ -652,6 +654,35 @@ static enum resume_outcome no_image(const struct resume_ctx *c, const char *mapp
         return RESUME_FOREIGN;
 }
 
+/*
+ * Security: the header is not authenticated, and libcryptsetup maps whatever it says (a segment
+ * switched to cipher_null maps the disk in the clear). Before anything reads through the mapping,
+ * its live table, as the kernel holds it, must be the encryption the header says; one thaw made
+ * and one that was already active alike. A mapping that is not is closed unread, whatever it holds
+ * (even a root file system: its content is not what the header promises). 1 if refused.
+ */
+static int check_mapping(const struct resume_ctx *c, const char *dev, const char *shown)
+{
+        char why[512], note[160];
+        int r;
+
+        if (!c->ops->check_mapping)
+                return 0;
+        r = c->ops->check_mapping(c->root, dev, c->args->name, why, sizeof(why));
+        if (r == 0)
+                return 0;
+        if (!why[0])
+                snprintf(why, sizeof(why), "it cannot be checked (%s)", strerror(-r));
+        r = c->ops->deactivate(c->args->name);
+        if (r < 0)
+                snprintf(note, sizeof(note), "closing the mapping failed (%s): do not use it", strerror(-r));
+        else
+                snprintf(note, sizeof(note), "mapping closed");
+        SAY(c, LOG_WARNING, "%s is not mapped as its header says: %s; %s, boot continues without resume",
+            shown, why, note);
+        return 1;
+}
+
 static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
         const struct thaw_args *a = c->args;
@@ -673,6 +704,8 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
                 return RESUME_NO_MAPPING;
         }
         note_device(c, shown);
+        if (check_mapping(c, dev, shown))
+                return RESUME_BAD_MAPPING;
         r = swsusp_read(mapper, a->offset, &h);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
@@ -768,6 +801,7 @@ const char *resume_outcome_name(enum resume_outcome o)
                 [RESUME_NO_KEY_SOURCE] = "no-key-source",
                 [RESUME_NO_KEY] = "no-key",
                 [RESUME_NO_MAPPING] = "no-mapping",
+                [RESUME_BAD_MAPPING] = "bad-mapping",
                 [RESUME_NO_IMAGE] = "no-image",
                 [RESUME_FOREIGN] = "foreign",
                 [RESUME_OFFSET_MISMATCH] = "offset-mismatch",

@@ -18,6 +18,7 @@ enum resume_outcome {
         RESUME_NO_KEY_SOURCE,  /* no rd.thaw.key= nor key= in thaw.conf: nothing unlocked */
         RESUME_NO_KEY,         /* no key source unlocked it */
         RESUME_NO_MAPPING,     /* unlocked, but the mapping cannot be used: closed again */
+        RESUME_BAD_MAPPING,    /* the live table is not what the header says: closed, nothing read */
         RESUME_NO_IMAGE,       /* no image: swap ready */
         RESUME_FOREIGN,        /* neither image nor swap at resume_offset: mapping closed */
         RESUME_OFFSET_MISMATCH, /* no image at resume_offset, but one at page 0: mapping closed */
@@ -41,6 +42,11 @@ struct resume_ops {
                                    uint64_t argon2_max_kib, char *why, size_t size);
         int (*deactivate)(const char *name);
         int (*is_active)(const char *name);
+        /*
+         * 0 if /dev/mapper/name is mapped as dev's LUKS2 header says (luks_mapping_check()), else
+         * -errno and why. NULL: not checked (tests of other steps only).
+         */
+        int (*check_mapping)(const char *root, const char *dev, const char *name, char *why, size_t size);
         int (*handoff)(const char *root, unsigned maj, unsigned min, uint64_t offset);
         /* Extend the TPM2 lock PCRs (tpm2_lock_boot()); NULL: no TPM lock. */
         int (*tpm_lock)(const char *root, uint32_t pcrs, int64_t deadline_ms, char *why, size_t size);

@@ -61,6 +61,12 @@ expect "--writer takes three values" 2 "--writer takes auto, kernel or thaw" "ro
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\nwriter=thaw\n' > "$root/etc/thaw/thaw.conf"
 expect "writer=thaw in thaw.conf" 0 "; thaw would write the image" "root=/dev/vda"
 expect "--writer overrides writer=" 0 "; the kernel would write the image" "root=/dev/vda" --writer kernel
+# A device-mapper control that does not answer: the live table cannot be checked, so refused.
+mkdir -p "$root/dev/mapper"
+: > "$root/dev/mapper/control"
+expect "a mapping whose live table cannot be read: refused" 1 \
+        "refusing to hibernate to /dev/mapper/thaw-swap: its live table cannot be read" "root=/dev/vda"
+rm -r "${root:?}/dev"
 printf 'name=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
 expect "no device configured: refused" 1 "no device configured: add device=" "root=/dev/vda"
 expect "no key configured: refused" 1 "no key source configured: add key=" "root=/dev/vda"

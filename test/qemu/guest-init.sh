@@ -422,6 +422,38 @@ tamper() {
 	cryptsetup close thaw-tamper
 }
 
+# With dmsetup (added by the scenario): the live tables of the thaw mapping, the key field masked.
+# thaw.badmap=1: then /dev/vdb's data area mapped read-only in the clear (cipher_null, as a header
+# switched to cipher_null makes libcryptsetup map it) and as linear: thaw hibernate must refuse
+# both before freezing anything, and this system keeps running.
+live_tables() {
+	command -v dmsetup > /dev/null || return 0
+	for m in thaw-swap thaw-swap_dif; do
+		[ -b "/dev/mapper/$m" ] || continue
+		# Only the key's form: ":SIZE:TYPE:..." in the keyring, or its length in hex.
+		say "live table $m: $(dmsetup table "$m" | awk '$3 == "crypt" {
+			if ($5 ~ /^:/) { split($5, k, ":"); $5 = ":" k[2] ":" k[3] ":<desc>" }
+			else $5 = "<" length($5) " hex digits>" } { print }')"
+	done
+	[ "$(arg thaw.badmap)" = 1 ] || return 0
+	dev=$(cat /sys/block/vdb/dev)
+	seg=$(cryptsetup luksDump /dev/vdb | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
+	dmsetup create --noudevsync --readonly thaw-null \
+		--table "0 16384 crypt cipher_null-ecb - 0 $dev $((seg / 512))" || say "badmap: dmsetup failed"
+	dmsetup create --noudevsync --readonly thaw-lin --table "0 16384 linear $dev $((seg / 512))" ||
+		say "badmap: dmsetup failed"
+	for m in thaw-null thaw-lin; do
+		say "live table $m: $(dmsetup table "$m")"
+		thaw hibernate --name "$m" --mode shutdown > /tmp/badmap 2>&1
+		rc=$?
+		sed "s/^/THAW-TEST: badmap $m: /" /tmp/badmap
+		say "badmap $m: exit $rc"
+	done
+	dmsetup remove thaw-null
+	dmsetup remove thaw-lin
+	say "badmap: still running"
+}
+
 # header_sum DEV: the header page without its signature, which is all rd.thaw.mismatch=discard may change.
 header_sum() {
 	say "header page sum: $(dd if="$1" bs=4086 count=1 2> /dev/null | sha256sum | cut -c1-16)"
@@ -436,6 +468,7 @@ hibernate)
 	sdenroll
 	swapon /dev/mapper/thaw-swap || fail "swapon /dev/mapper/thaw-swap failed"
 	say "swap on"
+	live_tables
 	start_workload "$mib"
 	say "hibernating"
 	# shellcheck disable=SC2046 # the options are separate words

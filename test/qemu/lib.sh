@@ -125,9 +125,10 @@ tq_build_workload() {
 # (without it the guest's random pool is not ready for a long time under TCG, and thaw setup's
 # first read of /dev/urandom, through libcryptsetup, can wait minutes), and the
 # file systems (with their code pages) of a config drive, and dm-integrity with authenc (thaw setup
-# --integrity).
+# --integrity), and crypto_null: the cipher a forged header asks for, so that the tests meet the
+# mapping it makes as a real system would (resume-basic maps one with dmsetup).
 TQ_MODULES="dm_mod dm_crypt xts ecb cbc aesni_intel af_alg algif_skcipher algif_hash qemu_fw_cfg
-virtio_blk virtio_pci virtio_rng ext4 isofs vfat nls_cp437 nls_ascii nls_utf8 dm_integrity authenc"
+virtio_blk virtio_pci virtio_rng ext4 isofs vfat nls_cp437 nls_ascii nls_utf8 dm_integrity authenc crypto_null"
 
 # TQ_EXTRA_DRACUT_MODULES: directories of further dracut modules (tests of the harness itself).
 # TQ_INITRAMFS_NET=1: the variant for imds: sources (thaw_network=yes: udhcpc, libcurl, NIC drivers),

@@ -41,6 +41,10 @@ static struct {
         int locks, locks_at_handoff; /* tpm_lock calls, in all and when the handoff came */
         uint32_t lock_pcrs;
         int lock_err;           /* forced tpm_lock error, 0 = extended */
+        int active;             /* the mapping is already active before thaw runs */
+        int mapping_err;        /* forced live-table check error, 0 = mapped as the header says */
+        int checks;             /* live-table checks */
+        char check_dev[256];
         int said;
         char lines[16][1024];
         int levels[16];
@@ -168,7 +172,20 @@ static int fake_deactivate(const char *name)
 static int fake_is_active(const char *name)
 {
         (void)name;
-        return 0;
+        return fx.active;
+}
+
+static int fake_check_mapping(const char *root, const char *dev, const char *name, char *why, size_t size)
+{
+        (void)root;
+        fx.checks++;
+        snprintf(fx.check_dev, sizeof(fx.check_dev), "%s", dev);
+        (void)name;
+        if (fx.mapping_err == -EPROTO)
+                snprintf(why, size, "live table cipher is cipher_null-ecb, the header says aes-xts-plain64");
+        else
+                why[0] = '\0';
+        return fx.mapping_err;
 }
 
 /* The real handoff into the fixture /sys, then what the kernel would do to the header. */
@@ -190,6 +207,7 @@ static const struct resume_ops fake_ops = {
         .activate = fake_activate,
         .deactivate = fake_deactivate,
         .is_active = fake_is_active,
+        .check_mapping = fake_check_mapping,
         .handoff = fake_handoff,
 };
 
@@ -811,6 +829,65 @@ static void test_checks_pass(void **state)
                             "ready\n");
 }
 
+/*
+ * A mapping whose live table is not what the header says (a segment switched to cipher_null, an
+ * attacker's image in the clear behind it): closed before anything reads through it.
+ */
+static void test_bad_mapping_closed_unread(void **state)
+{
+        char why[64];
+
+        (void)state;
+        fx.header = HDR_IMAGE;
+        fx.mapping_err = -EPROTO;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_BAD_MAPPING);
+        assert_int_equal(fx.checks, 1);
+        assert_non_null(strstr(fx.check_dev, "/dev/vdb"));
+        assert_string_equal(last(), "/dev/mapper/thaw-swap is not mapped as its header says: live table cipher is "
+                            "cipher_null-ecb, the header says aes-xts-plain64; mapping closed, boot continues "
+                            "without resume");
+        /* Nothing read through it: no image line, no handoff; the mapping is gone. */
+        assert_int_equal(fx.said, 2);
+        assert_non_null(strstr(fx.lines[0], "/dev/vdb as /dev/mapper/thaw-swap with keyfile:"));
+        assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(fx.deactivations, 1);
+        assert_false(ft_exists("/dev/mapper/thaw-swap"));
+        snprintf(why, sizeof(why), "%.*s", 34, ft_read("/run/thaw/state"));
+        assert_string_equal(why, "outcome=bad-mapping\nreason=\ndevice");
+        /* A check that cannot be made refuses too, and says why. */
+        memset(&fx.said, 0, sizeof(fx.said));
+        fx.mapping_err = -ENXIO;
+        fx.deactivations = 0;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_BAD_MAPPING);
+        assert_non_null(strstr(last(), "is not mapped as its header says: it cannot be checked ("));
+        assert_int_equal(fx.deactivations, 1);
+}
+
+/* A mapping that was already active (opened by someone else) is checked the same way. */
+static void test_bad_mapping_already_active(void **state)
+{
+        (void)state;
+        fx.active = 1;
+        fx.mapping_err = -EPROTO;
+        write_header("/dev/mapper/thaw-swap", HDR_SWAP, 0);
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_BAD_MAPPING);
+        assert_true(said("/dev/mapper/thaw-swap is already active: using it"));
+        assert_int_equal(fx.activations, 0);
+        assert_int_equal(fx.checks, 1);
+        assert_int_equal(fx.deactivations, 1);
+        assert_true(said("is not mapped as its header says"));
+        assert_false(said("swap ready"));
+        /* And one that passes is used. */
+        fx.mapping_err = 0;
+        write_header("/dev/mapper/thaw-swap", HDR_SWAP, 0);
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &fake_ops),
+                         RESUME_NO_IMAGE);
+        assert_int_equal(fx.checks, 2);
+}
+
 /* rd.thaw.mismatch=keep (the default): no handoff, the mapping closed, the image as it was. */
 static void test_mismatch_keep(void **state)
 {
@@ -1030,6 +1107,8 @@ int main(void)
                 T(test_custom_name),
                 T(test_checks_pass),
                 T(test_mismatch_keep),
+                T(test_bad_mapping_closed_unread),
+                T(test_bad_mapping_already_active),
                 T(test_mismatch_malformed), T(test_verify), T(test_verify_default_off),
                 T(test_mismatch_discard),
                 T(test_mismatch_bad_value),

@@ -20,7 +20,9 @@ TQ_SWAP_MIB=${TQ_SWAP_MIB:-300}
 
 tq_prepare
 tq_workdir tamper-integrity
+tq_root_add "$(command -v dmsetup)"
 tq_hibernate_boot hibernate thaw.integrity=1
+tq_log "$(grep -F 'THAW-TEST: live table' "$TQ_WORK/hibernate.log" | sed 's/.*THAW-TEST: //' | tr -d '\r')"
 tq_check "hibernate: the container has integrity" tq_has hibernate "with integrity (hmac(sha256))"
 tq_check "hibernate: thaw chose to write the image itself" tq_has hibernate "thaw writes the image"
 tq_check "hibernate: thaw wrote the image and flushed it before the power-off" \

@@ -655,6 +655,13 @@ int luks_token_sources(const char *dev, struct keychain *out)
         return 0;
 }
 
+int luks_header_check_cd(struct crypt_device *cd, const struct luks_policy *p, char *why, size_t size)
+{
+        if (why && size)
+                why[0] = '\0';
+        return cd ? check_cd(cd, policy_or_default(p), NULL, why, size) : -EINVAL;
+}
+
 int luks_header_check(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size)
 {
         struct crypt_device *cd = NULL;

@@ -115,6 +115,9 @@ int luks_check_key(const char *dev, const struct secret *key, const struct luks_
  * LUKS_FP_SIZE bytes) gets the header's fingerprint whenever it could be computed.
  */
 int luks_header_check(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size);
+struct crypt_device;
+/* The same on a header libcryptsetup has loaded already (the token plugin's cd). */
+int luks_header_check_cd(struct crypt_device *cd, const struct luks_policy *p, char *why, size_t size);
 
 /* 1 if the mapping name is active, 0 if not. */
 int luks_is_active(const char *name);

@@ -271,8 +271,8 @@ static int activate(const struct resume_ctx *c, const struct keysrc *src, const 
 
         if (src->type != KEYSRC_PASSPHRASE || !c->ops->activate_passphrase)
                 return c->ops->activate(dev, c->args->name, key, p);
-        /* The person who typed it has their own timeout (see fetch()): so has its keyslot try. */
-        own.deadline_ms = 0;
+        /* The person who typed it had rd.thaw.timeout= of their own (see fetch()): so has its keyslot try. */
+        own.deadline_ms = max64(p->deadline_ms, clock_now_ms() + (int64_t)c->args->timeout_s * 1000);
         if (power_meminfo(c->root, &m) < 0)
                 m.mem_total_kib = 0; /* unknown: no argon2 keyslot is tried, PBKDF2 ones still are */
         return c->ops->activate_passphrase(dev, c->args->name, key, m.mem_total_kib / 2, &own, detail, size);

@@ -45,6 +45,8 @@ static const char *summary(const char *outcome)
                 { "no-key-source", "no key source is configured; any image was kept" },
                 { "bad-mapping", "the mapping was not encrypted as its LUKS2 header says; it was closed "
                                  "unread" },
+                { "bad-header", "the LUKS2 header is not one thaw wrote (or not the pinned one); no key "
+                                "was tried, nothing was unlocked" },
         };
 
         for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)

@@ -103,6 +103,15 @@ status "status: exits 0" $? 0
 check "status: in words" "At boot, thaw resume: an image this machine cannot resume was kept; the swap is not in use."
 check "status: the check" "Failed check: memory"
 check "status: the message" "Details: not resuming: why"
+for o in bad-header bad-mapping; do
+        printf 'outcome=%s\ndevice=/dev/vdb\n' "$o" > "$root/run/thaw/state"
+        "$THAW" status --root "$root" > "$tmp/out" 2>&1
+        status "status: $o exits 0" $? 0
+        case $o in
+        bad-header) check "status: $o in words" "the LUKS2 header is not one thaw wrote (or not the pinned one); no key was tried" ;;
+        bad-mapping) check "status: $o in words" "the mapping was not encrypted as its LUKS2 header says; it was closed unread" ;;
+        esac
+done
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

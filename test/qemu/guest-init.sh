@@ -369,7 +369,7 @@ craft() {
 	plain)
 		# Block by block in order: no block is read through DEV after its raw place was written.
 		seg=$(cryptsetup luksDump "$craftraw" | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
-		dd if="$1" of="$craftraw" bs=1048576 seek=$((seg / 1048576)) conv=notrunc,fsync 2> /dev/null \
+		dd if="$1" of="$craftraw" bs=1048576 seek=$((seg / 1048576)) iflag=fullblock conv=notrunc,fsync 2> /dev/null \
 			|| say "craft: copying the plain image to $craftraw failed"
 		;;
 	*) say "craft: unknown kind $2" ;;

@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libcryptsetup.h>
+#include "clock.h"
 #include "luks.h"
+#include "luks_policy.h"
 #include "luks_token.h"
 
 #define LUKS_VK_SIZE 64          /* aes-xts with two 256-bit keys */
@@ -25,7 +27,35 @@ static void log_silent(int level, const char *msg, void *usrptr)
         (void)usrptr;
 }
 
-static int luks_open(const char *dev, int load, struct crypt_device **out)
+static const struct luks_policy default_policy = { .profile = LUKS_PROFILE_THAW };
+
+static const struct luks_policy *policy_or_default(const struct luks_policy *p)
+{
+        return p ? p : &default_policy;
+}
+
+/*
+ * Security: the header as libcryptsetup loaded it into cd, the very one that is then used to try
+ * keys, checked against p (why may be NULL). What is checked is what is used.
+ */
+static int check_cd(struct crypt_device *cd, const struct luks_policy *p, char *fp, char *why, size_t size)
+{
+        const char *json = NULL;
+        int r = crypt_dump_json(cd, &json, 0);
+
+        if (r < 0)
+                return r;
+        return luks_policy_check_json(json, crypt_get_uuid(cd), p, fp, why, size);
+}
+
+/* Every key that is tried waits for this: the boot's rd.thaw.timeout= bounds the unlock too. */
+static int past_deadline(const struct luks_policy *p)
+{
+        return p && p->deadline_ms > 0 && clock_now_ms() >= p->deadline_ms;
+}
+
+/* With p, the loaded header must pass it before anything else happens (nothing tried yet). */
+static int luks_open(const char *dev, int load, const struct luks_policy *p, struct crypt_device **out)
 {
         struct crypt_device *cd = NULL;
         struct stat st;
@@ -43,6 +73,8 @@ static int luks_open(const char *dev, int load, struct crypt_device **out)
         crypt_set_log_callback(cd, log_silent, NULL);
         if (load) {
                 r = crypt_load(cd, CRYPT_LUKS2, NULL);
+                if (r == 0 && p)
+                        r = check_cd(cd, p, NULL, NULL, 0);
                 if (r < 0) {
                         crypt_free(cd);
                         return r;
@@ -57,7 +89,7 @@ int luks_probe(const char *dev)
         struct crypt_device *cd = NULL;
         int r;
 
-        r = luks_open(dev, 0, &cd);
+        r = luks_open(dev, 0, NULL, &cd);
         if (r < 0)
                 return r;
         r = crypt_load(cd, CRYPT_LUKS2, NULL);
@@ -156,7 +188,7 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
 
         if (!e || n == 0 || n > KEYCHAIN_MAX)
                 return -EINVAL;
-        r = luks_open(dev, 0, &cd);
+        r = luks_open(dev, 0, NULL, &cd);
         if (r < 0)
                 return r;
         r = secret_random(LUKS_VK_SIZE + (integrity ? LUKS_HMAC_KEY_SIZE : 0), &vk);
@@ -224,14 +256,15 @@ static int slot_cheap(struct crypt_device *cd, int slot)
 }
 
 static int activate(const char *dev, const char *name, const struct secret *key, uint64_t argon2_max_kib,
-                    char *why, size_t size)
+                    const struct luks_policy *p, char *why, size_t size)
 {
         struct crypt_device *cd = NULL;
         int r, slots;
 
         if (!key || key->len == 0)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        p = policy_or_default(p);
+        r = luks_open(dev, 1, p, &cd);
         if (r < 0)
                 return r;
         slots = crypt_keyslot_max(CRYPT_LUKS2);
@@ -239,24 +272,34 @@ static int activate(const char *dev, const char *name, const struct secret *key,
         for (int slot = 0; slot < slots && r == -EPERM; slot++) {
                 if (argon2_max_kib ? !slot_allowed(cd, slot, argon2_max_kib, why, size) : !slot_cheap(cd, slot))
                         continue;
+                if (past_deadline(p)) {
+                        r = -ETIME;
+                        break;
+                }
                 /* With name NULL this only checks the key: no device-mapper needed. */
                 r = crypt_activate_by_passphrase(cd, name, slot, (const char *)key->data, key->len, 0);
+        }
+        /* Cheap, and the same cd: the header the mapping was made from still passes. */
+        if (r >= 0 && check_cd(cd, p, NULL, NULL, 0) < 0) {
+                if (name)
+                        (void)crypt_deactivate(cd, name);
+                r = -LUKS_EPOLICY;
         }
         crypt_free(cd);
         return r < 0 ? r : 0; /* other errors than -EPERM are not the key's: they stop the search */
 }
 
-int luks_activate(const char *dev, const char *name, const struct secret *key)
+int luks_activate(const char *dev, const char *name, const struct secret *key, const struct luks_policy *p)
 {
-        return activate(dev, name, key, 0, NULL, 0);
+        return activate(dev, name, key, 0, p, NULL, 0);
 }
 
 int luks_activate_passphrase(const char *dev, const char *name, const struct secret *key,
-                             uint64_t argon2_max_kib, char *why, size_t size)
+                             uint64_t argon2_max_kib, const struct luks_policy *p, char *why, size_t size)
 {
         if (why && size)
                 why[0] = '\0';
-        return activate(dev, name, key, argon2_max_kib ? argon2_max_kib : 1, why, size);
+        return activate(dev, name, key, argon2_max_kib ? argon2_max_kib : 1, p, why, size);
 }
 
 /* The cheap keyslot that key opens, -EPERM if none (as luks_activate(), without activating). */
@@ -320,7 +363,7 @@ static int enroll_one(struct crypt_device *cd, const struct secret *existing, co
 }
 
 int luks_enroll_sources(const char *dev, const struct secret *existing, const struct keychain *srcs,
-                        const struct keysrc_enrollment *e)
+                        const struct keysrc_enrollment *e, const struct luks_policy *p)
 {
         /* The same cheap PBKDF2 as luks_format(): the boot only tries such slots. */
         struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
@@ -329,7 +372,7 @@ int luks_enroll_sources(const char *dev, const struct secret *existing, const st
 
         if (!srcs || !e || srcs->n == 0 || srcs->n > KEYCHAIN_MAX)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        r = luks_open(dev, 1, policy_or_default(p), &cd);
         if (r < 0)
                 return r;
         r = crypt_set_pbkdf_type(cd, &pbkdf);
@@ -339,9 +382,9 @@ int luks_enroll_sources(const char *dev, const struct secret *existing, const st
         return r < 0 ? r : 0;
 }
 
-int luks_check_key(const char *dev, const struct secret *key)
+int luks_check_key(const char *dev, const struct secret *key, const struct luks_policy *p)
 {
-        return luks_activate(dev, NULL, key);
+        return luks_activate(dev, NULL, key, p);
 }
 
 /* The volume key, recovered through the first cheap keyslot that takes key; -EPERM if none does. */
@@ -371,7 +414,8 @@ static int volume_key(struct crypt_device *cd, const struct secret *key, struct 
         return 0;
 }
 
-int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id)
+int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id,
+                const struct luks_policy *p)
 {
         struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
         struct crypt_device *cd = NULL;
@@ -380,7 +424,7 @@ int luks_enroll(const char *dev, const struct secret *unlock, const struct keysr
 
         if (!unlock || unlock->len == 0 || !e || !token_id)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        r = luks_open(dev, 1, policy_or_default(p), &cd);
         if (r < 0)
                 return r;
         r = volume_key(cd, unlock, &vk);
@@ -406,7 +450,7 @@ static int slot_shared(struct crypt_device *cd, int id, int slot)
         return 0;
 }
 
-int luks_token_remove(const char *dev, int id, uint32_t *kept)
+int luks_token_remove(const char *dev, int id, uint32_t *kept, const struct luks_policy *p)
 {
         struct crypt_device *cd = NULL;
         const char *type = NULL;
@@ -415,7 +459,7 @@ int luks_token_remove(const char *dev, int id, uint32_t *kept)
 
         if (id < 0 || id >= LUKS_TOKENS_MAX)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        r = luks_open(dev, 1, policy_or_default(p), &cd);
         if (r < 0)
                 return r;
         if (crypt_token_status(cd, id, &type) == CRYPT_TOKEN_INACTIVE) {
@@ -474,7 +518,7 @@ int luks_tokens_read(const char *dev, struct luks_tokens **out)
 
         if (!out)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        r = luks_open(dev, 1, NULL, &cd);
         if (r < 0)
                 return r;
         t = calloc(1, sizeof(*t));
@@ -572,7 +616,7 @@ int luks_uuid(const char *dev, char *buf, size_t size)
 
         if (!buf)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        r = luks_open(dev, 1, NULL, &cd);
         if (r < 0)
                 return r;
         uuid = crypt_get_uuid(cd);
@@ -594,7 +638,7 @@ int luks_token_sources(const char *dev, struct keychain *out)
 
         if (!out)
                 return -EINVAL;
-        r = luks_open(dev, 1, &cd);
+        r = luks_open(dev, 1, NULL, &cd);
         if (r < 0)
                 return r;
         for (int t = 0; t < LUKS_TOKENS_MAX && c.n < KEYCHAIN_MAX; t++) {
@@ -609,4 +653,26 @@ int luks_token_sources(const char *dev, struct keychain *out)
         crypt_free(cd);
         *out = c;
         return 0;
+}
+
+int luks_header_check_cd(struct crypt_device *cd, const struct luks_policy *p, char *why, size_t size)
+{
+        if (why && size)
+                why[0] = '\0';
+        return cd ? check_cd(cd, policy_or_default(p), NULL, why, size) : -EINVAL;
+}
+
+int luks_header_check(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size)
+{
+        struct crypt_device *cd = NULL;
+        int r;
+
+        if (why && size)
+                why[0] = '\0';
+        r = luks_open(dev, 1, NULL, &cd);
+        if (r < 0)
+                return r;
+        r = check_cd(cd, policy_or_default(p), fp, why, size);
+        crypt_free(cd);
+        return r;
 }

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "keysrc.h"
+#include "luks_policy.h"
 #include "secret.h"
 
 #define LUKS_TOKEN_PREFIX "thaw-"   /* token type is "thaw-<source type>", e.g. "thaw-fwcfg" */
@@ -41,14 +42,15 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
  * luks_activate()) recovers the volume key, e->key gets a new PBKDF2 keyslot and e->token is bound
  * to it. 0 and *token_id; -EPERM if unlock opens no cheap keyslot.
  */
-int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id);
+int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id,
+                const struct luks_policy *p);
 
 /*
  * Remove token id and the keyslots bound to it that no other token refers to; those another token
  * refers to stay, and go into *kept (bit i: keyslot i; may be NULL). -ENOENT: no such token;
  * -EBUSY: it would remove the last active keyslot (the device could never be opened again).
  */
-int luks_token_remove(const char *dev, int id, uint32_t *kept);
+int luks_token_remove(const char *dev, int id, uint32_t *kept, const struct luks_policy *p);
 
 #define LUKS_TOKENS_MAX 32             /* LUKS2 token ids are 0..31 */
 #define LUKS_TOKEN_READ_MAX 65536      /* any token's JSON, ours or another tool's, capped */
@@ -74,7 +76,7 @@ void luks_tokens_free(struct luks_tokens *t);   /* NULL ok */
  * Activate dev as /dev/mapper/name with key, trying only the active keyslots that use PBKDF2 with at
  * most LUKS_PBKDF2_ITER_MAX iterations. -EPERM: none of them takes this key.
  */
-int luks_activate(const char *dev, const char *name, const struct secret *key);
+int luks_activate(const char *dev, const char *name, const struct secret *key, const struct luks_policy *p);
 /*
  * The same for a passphrase typed by a person: argon2i/argon2id keyslots are tried too, when their
  * memory cost is at most argon2_max_kib (the caller passes half of MemTotal) and their work at
@@ -83,7 +85,7 @@ int luks_activate(const char *dev, const char *name, const struct secret *key);
  * tried"); why is "" if none was. -EPERM: no allowed keyslot takes this key.
  */
 int luks_activate_passphrase(const char *dev, const char *name, const struct secret *key,
-                             uint64_t argon2_max_kib, char *why, size_t size);
+                             uint64_t argon2_max_kib, const struct luks_policy *p, char *why, size_t size);
 /* Close /dev/mapper/name; if it is busy, deferred: the kernel removes it at its last close (0). */
 int luks_deactivate(const char *name);
 /*
@@ -95,9 +97,28 @@ int luks_deactivate(const char *name);
  * slot and existing is NULL.
  */
 int luks_enroll_sources(const char *dev, const struct secret *existing, const struct keychain *srcs,
-                        const struct keysrc_enrollment *e);
+                        const struct keysrc_enrollment *e, const struct luks_policy *p);
 /* Test key against dev's keyslots without activating anything (works without device-mapper). */
-int luks_check_key(const char *dev, const struct secret *key);
+int luks_check_key(const char *dev, const struct secret *key, const struct luks_policy *p);
+/*
+ * Every function above that tries a key (luks_activate*, luks_check_key, luks_enroll*,
+ * luks_token_remove) first checks the header it loaded against p (NULL: LUKS_PROFILE_THAW, no pin)
+ * and fails with -LUKS_EPOLICY before any key is tried if it does not pass; luks_activate* check it
+ * again after activating on the same loaded header (and close the mapping if it fails), and try no
+ * keyslot past p->deadline_ms (-ETIME). Each try is bounded by the caps the policy puts on the
+ * digest and the keyslots tried.
+ */
+
+/*
+ * Check dev's header against p (NULL: THAW, no pin) without trying any key: 0 if it passes,
+ * -LUKS_EPOLICY with the reason in why if not, other -errno if it cannot be read. fp (may be NULL,
+ * LUKS_FP_SIZE bytes) gets the header's fingerprint whenever it could be computed.
+ */
+int luks_header_check(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size);
+struct crypt_device;
+/* The same on a header libcryptsetup has loaded already (the token plugin's cd). */
+int luks_header_check_cd(struct crypt_device *cd, const struct luks_policy *p, char *why, size_t size);
+
 /* 1 if the mapping name is active, 0 if not. */
 int luks_is_active(const char *name);
 /* 1 if the active mapping name has authenticated encryption (dm-integrity), 0 if not, or -errno. */

@@ -125,7 +125,8 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
         const char *json = NULL;
         struct secret *key = NULL;
         struct keysrc src;
-        char name[KEYSRC_ARG_MAX + 32];
+        static const struct luks_policy plugin_policy = { .profile = LUKS_PROFILE_FOREIGN };
+        char name[KEYSRC_ARG_MAX + 32], why[LUKS_POLICY_WHY_MAX];
         char *copy;
         int r;
 
@@ -140,6 +141,17 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
                 return -ENOANO;
         if (crypt_token_json_get(cd, token, &json) < 0 || !json)
                 return -ENOENT;
+        /*
+         * Security: the header cd holds is the one libcryptsetup tries our key on: it must pass the
+         * policy first (no cipher_null segment or keyslot, capped digest). FOREIGN: a plugin opens
+         * roots as well as thaw's swap devices, and has no thaw.conf to tell them apart.
+         */
+        r = luks_header_check_cd(cd, &plugin_policy, why, sizeof(why));
+        if (r < 0) {
+                crypt_logf(cd, CRYPT_LOG_ERROR, "thaw token %d: LUKS2 header refused before any key was tried: "
+                           "%s.\n", token, *why ? why : strerror(-r));
+                return -ENOENT;
+        }
         one = calloc(1, sizeof(*one));
         if (!one)
                 return -ENOMEM;

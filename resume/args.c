@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "imds_url.h"
+#include "luks_policy.h"
 #include "swapplan.h"
 #include "util.h"
 
@@ -115,6 +116,9 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
         if (strcmp(key, "allow-url") == 0)
                 return imds_allow_check(value) == 0 ? util_copy(a->allow_url, sizeof(a->allow_url), value)
                                                     : -EINVAL;
+        /* Strict: a pin that is not exactly sha256:<64 lowercase hex> pins nothing and is reported. */
+        if (strcmp(key, "header") == 0)
+                return luks_fp_valid(value) ? util_copy(a->header, sizeof(a->header), value) : -EINVAL;
         if (strcmp(key, "offset") == 0) {
                 r = util_parse_u64(value, ARGS_OFFSET_MAX, &v);
                 if (r == 0)
@@ -141,6 +145,7 @@ static const struct {
         { "rd.thaw.timeout", "timeout" },
         { "rd.thaw.mismatch", "mismatch" },
         { "rd.thaw.verify", "verify" },
+        { "rd.thaw.header", "header" },
         { "resume_offset", "offset" },
 };
 
@@ -321,6 +326,8 @@ int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size)
                 r = append(buf, size, &used, "rd.thaw.mismatch", "discard");
         if (r == 0 && a->verify)
                 r = append(buf, size, &used, "rd.thaw.verify", "1");
+        if (r == 0 && *a->header)
+                r = append(buf, size, &used, "rd.thaw.header", a->header);
         if (r == 0 && a->offset) {
                 snprintf(num, sizeof(num), "%llu", (unsigned long long)a->offset);
                 r = append(buf, size, &used, "resume_offset", num);

@@ -36,6 +36,8 @@ struct thaw_args {
         char writer[8];               /* writer= in thaw.conf, for thaw hibernate: auto (default),
                                          kernel or thaw */
         char allow_url[KEYSRC_ALLOW_MAX]; /* allow-url= in thaw.conf only: origins imds:URL may name */
+        char header[72];              /* rd.thaw.header= / header=: the pinned LUKS2 header fingerprint
+                                         "sha256:<64 hex>", "" if none */
 };
 
 void args_init(struct thaw_args *a);

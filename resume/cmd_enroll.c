@@ -33,6 +33,10 @@ struct enroll_opts {
         char allow_url[KEYSRC_ALLOW_MAX]; /* --allow-url, comma-joined */
         int remove;        /* token id, -1 if not asked */
         bool list;
+        bool repin;        /* --repin: pin the header as it is now */
+        struct luks_policy policy; /* the header policy for DEV, from thaw.conf (see load_policy()) */
+        bool configured;   /* DEV is thaw.conf's device=UUID=: its header= is DEV's pin */
+        char pin[LUKS_FP_SIZE];
 };
 
 static void usage(FILE *f)
@@ -41,7 +45,8 @@ static void usage(FILE *f)
                    "                   [--allow-url http://HOST[:PORT]]... [--root DIR]\n"
                    "       thaw enroll --device DEV --list\n"
                    "       thaw enroll --device DEV --remove TOKEN\n"
-                   "       thaw enroll --device DEV --check SRC [--tcti TCTI] [--allow-url ...]\n\n"
+                   "       thaw enroll --device DEV --check SRC [--tcti TCTI] [--allow-url ...]\n"
+                   "       thaw enroll --device DEV --repin\n\n"
                    "Add the key source SRC to the thaw device DEV: its key (fetched once, or for tpm2 a\n"
                    "fresh random key sealed to the TPM) gets a PBKDF2 keyslot and a thaw-<type> token.\n"
                    "A key of DEV's existing keyslots authorizes it: from the --unlock chain, by default\n"
@@ -66,6 +71,9 @@ static void usage(FILE *f)
                    "                    other token uses; refused if that would leave no keyslot\n"
                    "  -c, --check SRC   fetch (unseal) the key of SRC and test it against DEV's keyslots;\n"
                    "                    a tpm2 source extends its lock PCR when it unseals\n"
+                   "      --repin       after another tool (systemd-cryptenroll, cryptsetup) changed DEV's\n"
+                   "                    header on purpose: check it against thaw's header policy and pin\n"
+                   "                    its fingerprint (header= in thaw.conf, rd.thaw.header=)\n"
                    "      --tcti TCTI   reach the TPM2 through TCTI (e.g. swtpm:port=2321) instead of\n"
                    "                    /dev/tpmrm0\n"
                    "      --allow-url ORIGIN  let imds:URL sources name http://HOST[:PORT] (not link-\n"
@@ -87,6 +95,7 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
                 { "tcti", required_argument, NULL, 'T' },
                 { "allow-url", required_argument, NULL, 'a' },
                 { "root", required_argument, NULL, 'R' },
+                { "repin", no_argument, NULL, 'P' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -101,6 +110,7 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
                 case 'l': o->list = true; break;
                 case 'c': o->check = optarg; break;
                 case 'R': o->root = optarg; break;
+                case 'P': o->repin = true; break;
                 case 'r':
                         if (util_parse_u64(optarg, LUKS_TOKENS_MAX - 1, &id) < 0) {
                                 log_msg(LOG_ERR, "--remove %s is not a token id (0-%d)", optarg,
@@ -128,9 +138,9 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
         }
         if (imds_allow_urls(o->allow_url) < 0)
                 return CMD_USAGE; /* joined from checked origins: does not happen */
-        modes = !!o->key + o->list + (o->remove >= 0) + !!o->check;
+        modes = !!o->key + o->list + (o->remove >= 0) + !!o->check + o->repin;
         if (optind < argc || !o->device || modes != 1) {
-                log_msg(LOG_ERR, "enroll needs --device and one of --key, --list, --remove, --check");
+                log_msg(LOG_ERR, "enroll needs --device and one of --key, --list, --remove, --check, --repin");
                 return CMD_USAGE;
         }
         return CMD_FAILED; /* meaning: go on */
@@ -224,7 +234,7 @@ static int remove_token(const struct enroll_opts *o)
 {
         char list[128];
         uint32_t kept = 0;
-        int r = luks_token_remove(o->device, o->remove, &kept);
+        int r = luks_token_remove(o->device, o->remove, &kept, &o->policy);
 
         if (r == -ENOENT)
                 log_msg(LOG_ERR, "%s has no token %d: nothing removed", o->device, o->remove);
@@ -271,10 +281,10 @@ static int check_key(const struct enroll_opts *o, const struct keysrc *src, cons
 
         why[0] = '\0';
         if (src->type != KEYSRC_PASSPHRASE)
-                return luks_check_key(o->device, key);
+                return luks_check_key(o->device, key, &o->policy);
         if (power_meminfo(o->root, &m) < 0)
                 m.mem_total_kib = 0;
-        return luks_activate_passphrase(o->device, NULL, key, m.mem_total_kib / 2, why, size);
+        return luks_activate_passphrase(o->device, NULL, key, m.mem_total_kib / 2, &o->policy, why, size);
 }
 
 static int check(const struct enroll_opts *o, const struct luks_tokens *tokens)
@@ -345,7 +355,7 @@ static int add(const struct enroll_opts *o, const struct keysrc_enrollment *e, c
 
                 if (fetch(o, &chain.src[i], tokens, &key) < 0)
                         continue; /* it said why */
-                r = luks_enroll(o->device, key, e, &id);
+                r = luks_enroll(o->device, key, e, &id, &o->policy);
                 secret_free(key);
                 if (r == 0)
                         break;
@@ -391,6 +401,100 @@ static int enroll(const struct enroll_opts *o, const struct luks_tokens *tokens)
         return r;
 }
 
+/*
+ * The policy for DEV: the profile thaw.conf implies (a swap file, offset=, lives in a container
+ * thaw did not format) and, when thaw.conf's device= is DEV's UUID, its pinned header=.
+ */
+static void load_policy(struct enroll_opts *o)
+{
+        static struct thaw_args a;
+        char text[ARGS_CONF_MAX], uuid[64], spec[80];
+
+        args_init(&a);
+        if (util_read_text_at(o->root, ARGS_CONF_PATH, text, sizeof(text)) >= 0)
+                args_parse_conf(text, &a, NULL, 0);
+        o->policy.profile = a.offset ? LUKS_PROFILE_FOREIGN : LUKS_PROFILE_THAW;
+        if (luks_uuid(o->device, uuid, sizeof(uuid)) == 0 &&
+            snprintf(spec, sizeof(spec), "UUID=%s", uuid) < (int)sizeof(spec) && strcmp(spec, a.device) == 0) {
+                o->configured = true;
+                snprintf(o->pin, sizeof(o->pin), "%s", a.header);
+                o->policy.pin = o->pin;
+        }
+}
+
+/* Security: the header must pass before any key is tried on it (luks.c checks again on load). */
+static int header_ok(const struct enroll_opts *o, const struct luks_policy *p, char *fp)
+{
+        char why[LUKS_POLICY_WHY_MAX];
+        int r = luks_header_check(o->device, p, fp, why, sizeof(why));
+
+        if (r == -LUKS_EPOLICY && p->pin && *p->pin)
+                log_msg(LOG_ERR, "refusing the LUKS2 header of %s before any key was tried: %s; if you changed "
+                        "it yourself (systemd-cryptenroll, cryptsetup), check it with thaw inspect, then "
+                        "thaw enroll --device %s --repin", o->device, why, o->device);
+        else if (r < 0)
+                log_msg(LOG_ERR, "refusing the LUKS2 header of %s before any key was tried: %s", o->device,
+                        *why ? why : strerror(-r));
+        return r;
+}
+
+/* header=FP in thaw.conf, in place of any header= line there. */
+static int conf_set_header(const struct enroll_opts *o, const char *fp)
+{
+        char path[PATH_MAX], text[ARGS_CONF_MAX], out[ARGS_CONF_MAX + LUKS_FP_SIZE + 16];
+        size_t used = 0;
+        int r = util_read_text_at(o->root, ARGS_CONF_PATH, text, sizeof(text));
+
+        if (r < 0)
+                return r;
+        for (char *line = text, *next; line && *line; line = next) {
+                const char *k = line;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                while (*k == ' ' || *k == '\t')
+                        k++;
+                if (strncmp(k, "header", 6) == 0 && strchr(" \t=", k[6]))
+                        continue;
+                r = snprintf(out + used, sizeof(out) - used, "%s\n", line);
+                if (r < 0 || (size_t)r >= sizeof(out) - used)
+                        return -E2BIG;
+                used += (size_t)r;
+        }
+        r = snprintf(out + used, sizeof(out) - used, "header=%s\n", fp);
+        if (r < 0 || (size_t)r >= sizeof(out) - used)
+                return -E2BIG;
+        r = util_path(path, sizeof(path), o->root, ARGS_CONF_PATH);
+        return r < 0 ? r : util_write_file(path, out, 0644);
+}
+
+/* After a change thaw made (or --repin): DEV's header as it is now becomes the pin. */
+static int pin(const struct enroll_opts *o)
+{
+        struct luks_policy p = { .profile = o->policy.profile };
+        char fp[LUKS_FP_SIZE];
+        int r = header_ok(o, &p, fp);
+
+        if (r < 0)
+                return r;
+        if (o->configured) {
+                r = conf_set_header(o, fp);
+                if (r < 0) {
+                        log_msg(LOG_ERR, "cannot record header=%s in %s (%s): the boot still insists on the old "
+                                "header", fp, ARGS_CONF_PATH, strerror(-r));
+                        return r;
+                }
+                log_msg(LOG_INFO, "pinned the LUKS2 header of %s in %s (rebuild a host-only initramfs); add "
+                        "to the kernel command line if it carries rd.thaw.*:", o->device, ARGS_CONF_PATH);
+        } else {
+                log_msg(LOG_INFO, "%s is not device= of %s: nothing recorded; its header, for "
+                        "rd.thaw.header=:", o->device, ARGS_CONF_PATH);
+        }
+        printf("rd.thaw.header=%s\n", fp);
+        return 0;
+}
+
 enum cmd_status cmd_enroll(int argc, char **argv)
 {
         struct enroll_opts o = { .root = "", .remove = -1 };
@@ -404,8 +508,13 @@ enum cmd_status cmd_enroll(int argc, char **argv)
                 return st;
         if (o.list)
                 return list(&o) < 0 ? CMD_FAILED : CMD_OK;
+        load_policy(&o);
+        if (o.repin)
+                return pin(&o) < 0 ? CMD_FAILED : CMD_OK;
+        if (header_ok(&o, &o.policy, NULL) < 0)
+                return CMD_FAILED;
         if (o.remove >= 0)
-                return remove_token(&o) < 0 ? CMD_FAILED : CMD_OK;
+                return remove_token(&o) < 0 || pin(&o) < 0 ? CMD_FAILED : CMD_OK;
         r = luks_tokens_read(o.device, &tokens);
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot read %s as LUKS2 (%s)", o.device, strerror(-r));
@@ -413,5 +522,7 @@ enum cmd_status cmd_enroll(int argc, char **argv)
         }
         r = o.check ? check(&o, tokens) : enroll(&o, tokens);
         luks_tokens_free(tokens);
+        if (r == 0 && !o.check)
+                r = pin(&o);
         return r < 0 ? CMD_FAILED : CMD_OK;
 }

@@ -13,6 +13,7 @@
 #include "imgcheck.h"
 #include "imgverify.h"
 #include "inspect.h"
+#include "luks.h"
 #include "machine.h"
 #include "resume.h"
 #include "util.h"
@@ -98,6 +99,55 @@ static struct json_object *verify(const char *dev, const struct image_info *img,
         return o;
 }
 
+/*
+ * DEV is a LUKS2 container: its header against thaw's policy (the profile thaw.conf implies) and,
+ * when it is thaw.conf's device, the pinned fingerprint. A refused header is shown with why; no
+ * key is tried, nothing is unlocked.
+ */
+static enum cmd_status inspect_header(const char *root, const char *dev, bool json)
+{
+        char fp[LUKS_FP_SIZE] = "", why[LUKS_POLICY_WHY_MAX] = "", uuid[64] = "", spec[80];
+        struct luks_policy p = { .profile = LUKS_PROFILE_THAW };
+        struct thaw_args args;
+        int r;
+
+        resume_load_args(root, NULL, &args, NULL, NULL);
+        if (args.offset)
+                p.profile = LUKS_PROFILE_FOREIGN;
+        if (luks_uuid(dev, uuid, sizeof(uuid)) == 0 && snprintf(spec, sizeof(spec), "UUID=%s", uuid) <
+            (int)sizeof(spec) && strcmp(spec, args.device) == 0)
+                p.pin = args.header;
+        r = luks_header_check(dev, &p, fp, why, sizeof(why));
+        if (r < 0 && !*why)
+                snprintf(why, sizeof(why), "cannot read it (%s)", strerror(-r));
+        if (json) {
+                struct json_object *o = json_object_new_object(), *h = json_object_new_object();
+
+                if (!o || !h) {
+                        json_object_put(o);
+                        json_object_put(h);
+                        return CMD_FAILED;
+                }
+                json_object_object_add(h, "uuid", json_object_new_string(uuid));
+                json_object_object_add(h, "fingerprint", *fp ? json_object_new_string(fp) : NULL);
+                json_object_object_add(h, "profile", json_object_new_string(p.profile == LUKS_PROFILE_FOREIGN ?
+                                                                           "foreign" : "thaw"));
+                json_object_object_add(h, "pinned", p.pin && *p.pin ? json_object_new_string(p.pin) : NULL);
+                json_object_object_add(h, "accepted", json_object_new_boolean(r == 0));
+                json_object_object_add(h, "reason", r == 0 ? NULL : json_object_new_string(why));
+                json_object_object_add(o, "luks2", h);
+                printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
+                json_object_put(o);
+        } else {
+                printf("%s: LUKS2 container (UUID %s)\n", dev, uuid);
+                printf("  fingerprint:    %s\n", *fp ? fp : "unknown");
+                printf("  pinned:         %s\n", p.pin && *p.pin ? p.pin : "no (not thaw.conf's device, or no header=)");
+                printf("  header policy:  %s%s (%s profile)\n", r == 0 ? "accepted" : "refused: ", r == 0 ? "" : why,
+                       p.profile == LUKS_PROFILE_FOREIGN ? "foreign" : "thaw");
+        }
+        return r == 0 ? CMD_OK : CMD_FAILED;
+}
+
 static enum cmd_status inspect(const char *root, const char *dev, uint64_t offset, bool json,
                                bool full)
 {
@@ -109,6 +159,9 @@ static enum cmd_status inspect(const char *root, const char *dev, uint64_t offse
         struct imgcheck c;
         int r;
 
+        /* A LUKS2 container: what can be seen without a key is its header. */
+        if (luks_probe(dev) == 1)
+                return inspect_header(root, dev, json);
         r = image_read(dev, offset, &img);
         if (r < 0) {
                 fprintf(stderr, "thaw inspect: cannot read %s at offset %" PRIu64 ": %s\n", dev, offset,

@@ -283,19 +283,38 @@ static int enroll_keys(const struct setup_opts *o, const struct keychain *chain,
         return 0;
 }
 
-/* offset: resume_offset= of a swap file, 0 for a swap device (then not written). */
-static int write_conf(const struct setup_opts *o, const char *uuid, const char *chain, uint64_t offset)
+/*
+ * The fingerprint of dev's header as setup left it, checked against profile first (no key is
+ * tried): what the boot will insist on (header= / rd.thaw.header=).
+ */
+static int pin_header(const char *dev, enum luks_profile profile, char *fp)
 {
-        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + KEYSRC_ALLOW_MAX + 512], off[48] = "";
+        struct luks_policy p = { .profile = profile };
+        char why[LUKS_POLICY_WHY_MAX];
+        int r = luks_header_check(dev, &p, fp, why, sizeof(why));
+
+        if (r < 0)
+                log_msg(LOG_ERR, "the LUKS2 header of %s does not pass thaw's header policy (%s): nothing "
+                        "pinned", dev, *why ? why : strerror(-r));
+        return r;
+}
+
+/* offset: resume_offset= of a swap file, 0 for a swap device (then not written). fp: the pin. */
+static int write_conf(const struct setup_opts *o, const char *uuid, const char *chain, uint64_t offset,
+                      const char *fp)
+{
+        char path[PATH_MAX], text[KEYCHAIN_SPEC_MAX + KEYSRC_ALLOW_MAX + 640], off[48] = "";
         int r, n;
 
         if (offset)
                 snprintf(off, sizeof(off), "offset=%" PRIu64 "\n", offset);
         n = snprintf(text, sizeof(text),
                      "# thaw.conf: written by thaw setup. rd.thaw.* kernel arguments override these.\n"
-                     "device=UUID=%s\nkey=%s\nname=%s\n%s%s%s%s", uuid, chain, o->name,
+                     "device=UUID=%s\nkey=%s\nname=%s\n%s%s%s%s"
+                     "# the LUKS2 header as set up (re-pin after another tool changed it: thaw enroll --repin)\n"
+                     "header=%s\n", uuid, chain, o->name,
                      *o->allow_url ? "# imds:URL sources may name these origins (no kernel argument can)\nallow-url=" : "",
-                     o->allow_url, *o->allow_url ? "\n" : "", off);
+                     o->allow_url, *o->allow_url ? "\n" : "", off, fp);
         if (n < 0 || (size_t)n >= sizeof(text))
                 return -ENAMETOOLONG;
         r = util_path(path, sizeof(path), o->root, ARGS_CONF_PATH);
@@ -350,7 +369,7 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
                 log_msg(LOG_INFO, "%s is LUKS2 (UUID %s), not opened (--format-only)", o->device, uuid);
                 return 0;
         }
-        r = luks_activate(o->device, o->name, e[0].key);
+        r = luks_activate(o->device, o->name, e[0].key, NULL);
         if (r < 0) {
                 log_msg(LOG_ERR, "%s is LUKS2 now, but opening it as /dev/mapper/%s failed (%s)",
                         o->device, o->name, strerror(-r));
@@ -452,11 +471,12 @@ static int make_swapfile(const struct setup_opts *o, uint64_t *offset)
 static int enroll_with_unlock(const struct setup_opts *o, const char *backing, const struct keychain *chain,
                               const struct keysrc_enrollment *e)
 {
+        static const struct luks_policy foreign = { .profile = LUKS_PROFILE_FOREIGN };
         struct keychain c;
         int r;
 
         if (!o->unlock)
-                return luks_enroll_sources(backing, NULL, chain, e);
+                return luks_enroll_sources(backing, NULL, chain, e, &foreign);
         if (keychain_parse(o->unlock, &c) < 0)
                 return -EINVAL;
         r = -EPERM;
@@ -466,7 +486,7 @@ static int enroll_with_unlock(const struct setup_opts *o, const char *backing, c
 
                 if (keysrc_fetch(&c.src[i], &kc, &unlock) < 0)
                         continue;
-                r = luks_enroll_sources(backing, unlock, chain, e);
+                r = luks_enroll_sources(backing, unlock, chain, e, &foreign);
                 secret_free(unlock);
         }
         return r;
@@ -476,7 +496,7 @@ static int enroll_with_unlock(const struct setup_opts *o, const char *backing, c
 static enum cmd_status setup_swapfile(struct setup_opts *o)
 {
         struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
-        char backing[PATH_MAX], uuid[64], spec[KEYCHAIN_SPEC_MAX];
+        char backing[PATH_MAX], uuid[64], spec[KEYCHAIN_SPEC_MAX], fp[LUKS_FP_SIZE];
         struct keychain chain, unlock;
         struct fsdev fs;
         uint64_t offset = 0;
@@ -499,6 +519,9 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
                 return CMD_USAGE;
         }
         r = find_container(o, &fs, backing, sizeof(backing), uuid, sizeof(uuid));
+        /* The root's header, made by an installer: it must pass before any key is tried on it. */
+        if (r == 0)
+                r = pin_header(backing, LUKS_PROFILE_FOREIGN, fp);
         if (r == 0) {
                 r = conf_dir_ready(o);
                 if (r < 0)
@@ -522,7 +545,9 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
                 unlink(o->swapfile);
                 goto out;
         }
-        r = write_conf(o, uuid, spec, offset);
+        r = pin_header(backing, LUKS_PROFILE_FOREIGN, fp);
+        if (r == 0)
+                r = write_conf(o, uuid, spec, offset, fp);
         if (r < 0) {
                 log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
                 goto out;
@@ -530,8 +555,8 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         log_msg(LOG_INFO, "keys enrolled in %s (UUID %s, open as /dev/mapper/%s); wrote %s; activate "
                 "the swap with swapon %s; add to the kernel command line:", fs.backing, uuid, fs.name,
                 ARGS_CONF_PATH, o->swapfile);
-        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s rd.thaw.name=%s resume_offset=%" PRIu64 "\n", uuid,
-               spec, fs.name, offset);
+        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s rd.thaw.name=%s rd.thaw.header=%s resume_offset=%"
+               PRIu64 "\n", uuid, spec, fs.name, fp, offset);
 out:
         /* Every path, success included, wipes every key we fetched. */
         for (size_t i = 0; i < KEYCHAIN_MAX; i++)
@@ -543,7 +568,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
 {
         struct setup_opts o = { .name = ARGS_NAME_DEFAULT, .root = "" };
         struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
-        char uuid[64], spec[KEYCHAIN_SPEC_MAX];
+        char uuid[64], spec[KEYCHAIN_SPEC_MAX], fp[LUKS_FP_SIZE];
         struct keychain chain;
         enum cmd_status st;
         int r;
@@ -593,7 +618,9 @@ enum cmd_status cmd_setup(int argc, char **argv)
         r = format_and_open(&o, &chain, e, uuid, sizeof(uuid));
         if (r < 0)
                 goto out;
-        r = write_conf(&o, uuid, spec, 0);
+        r = pin_header(o.device, LUKS_PROFILE_THAW, fp);
+        if (r == 0)
+                r = write_conf(&o, uuid, spec, 0, fp);
         if (r < 0) {
                 log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
                 goto out;
@@ -602,6 +629,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
         printf("rd.thaw.device=UUID=%s rd.thaw.key=%s", uuid, spec);
         if (strcmp(o.name, ARGS_NAME_DEFAULT) != 0)
                 printf(" rd.thaw.name=%s", o.name);
+        printf(" rd.thaw.header=%s", fp);
         printf("\n");
 out:
         /* Every path, success included, wipes every key we fetched. */

@@ -47,6 +47,7 @@ const struct resume_ops resume_default_ops = {
         .fetch = keysrc_fetch,
         .tokens = luks_tokens_read,
         .tokens_free = luks_tokens_free,
+        .check_header = luks_header_check,
         .activate = luks_activate,
         .activate_passphrase = luks_activate_passphrase,
         .deactivate = luks_deactivate,
@@ -263,15 +264,33 @@ static int key_chain(const struct resume_ctx *c, struct keychain *chain, char *w
  * other key opens cheap PBKDF2 keyslots only. Refused keyslots are named in detail.
  */
 static int activate(const struct resume_ctx *c, const struct keysrc *src, const char *dev,
-                    const struct secret *key, char *detail, size_t size)
+                    const struct secret *key, const struct luks_policy *p, char *detail, size_t size)
 {
         struct power_meminfo m;
+        struct luks_policy own = *p;
 
         if (src->type != KEYSRC_PASSPHRASE || !c->ops->activate_passphrase)
-                return c->ops->activate(dev, c->args->name, key);
+                return c->ops->activate(dev, c->args->name, key, p);
+        /* The person who typed it had rd.thaw.timeout= of their own (see fetch()): so has its keyslot try. */
+        own.deadline_ms = max64(p->deadline_ms, clock_now_ms() + (int64_t)c->args->timeout_s * 1000);
         if (power_meminfo(c->root, &m) < 0)
                 m.mem_total_kib = 0; /* unknown: no argon2 keyslot is tried, PBKDF2 ones still are */
-        return c->ops->activate_passphrase(dev, c->args->name, key, m.mem_total_kib / 2, detail, size);
+        return c->ops->activate_passphrase(dev, c->args->name, key, m.mem_total_kib / 2, &own, detail, size);
+}
+
+/*
+ * The policy the boot checks the header with: a swap file (resume_offset=) lives in a container
+ * thaw did not format, the root's; the pin from rd.thaw.header= / header=; the unlock's deadline.
+ */
+static struct luks_policy boot_policy(const struct resume_ctx *c, int64_t deadline)
+{
+        struct luks_policy p = {
+                .profile = c->args->offset ? LUKS_PROFILE_FOREIGN : LUKS_PROFILE_THAW,
+                .pin = c->args->header,
+                .deadline_ms = deadline,
+        };
+
+        return p;
 }
 
 /* One line as soon as a source fails and another is left, so each failure is told apart. */
@@ -307,7 +326,7 @@ static int fetch(const struct resume_ctx *c, const struct keysrc *src, const str
 
 /* Try each source in order; 0 once one unlocks dev, else why lists what each did. */
 static int try_chain(const struct resume_ctx *c, const struct keychain *chain, const char *dev,
-                     const struct keysrc_ctx *kc, char *why, size_t size)
+                     const struct keysrc_ctx *kc, const struct luks_policy *p, char *why, size_t size)
 {
         int r;
 
@@ -328,7 +347,7 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                         continue;
                 }
                 kc->detail[0] = '\0';
-                r = activate(c, &chain->src[i], dev, key, kc->detail, kc->detail_size);
+                r = activate(c, &chain->src[i], dev, key, p, kc->detail, kc->detail_size);
                 secret_free(key); /* the key is not needed past activation, whatever happened */
                 if (r == 0) {
                         if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
@@ -365,6 +384,7 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
         char detail[512];
         struct keysrc_ctx kc = { .root = c->root, .deadline_ms = deadline, .device = dev,
                                  .detail = detail, .detail_size = sizeof(detail) };
+        struct luks_policy p = boot_policy(c, deadline);
         struct luks_tokens *tokens = NULL;
         struct keychain chain = { 0 };
         int r;
@@ -380,7 +400,7 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
          */
         if (c->ops->tokens && c->ops->tokens(dev, &tokens) == 0)
                 kc.tokens = tokens;
-        r = try_chain(c, &chain, dev, &kc, why, size);
+        r = try_chain(c, &chain, dev, &kc, &p, why, size);
         if (tokens && c->ops->tokens_free)
                 c->ops->tokens_free(tokens);
         return r;
@@ -685,6 +705,31 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
         return no_image(c, mapper, shown, &h);
 }
 
+/*
+ * Security: the LUKS2 header is not authenticated. Before any key is tried on it, it must be what
+ * thaw set up (luks_policy.h) and, if a fingerprint is pinned, that very header: a cipher_null
+ * segment would map an attacker's cleartext image, a cipher_null keyslot opens with any key, a
+ * digest asking for 2^32 iterations would hold the boot. Refused: nothing unlocked, nothing written.
+ */
+static int check_header(const struct resume_ctx *c, const char *dev, int64_t deadline)
+{
+        struct luks_policy p = boot_policy(c, deadline);
+        char why[LUKS_POLICY_WHY_MAX];
+        int r;
+
+        if (!c->ops->check_header)
+                return 0;
+        why[0] = '\0';
+        r = c->ops->check_header(dev, &p, NULL, why, sizeof(why));
+        if (r == 0)
+                return 0;
+        if (!why[0])
+                snprintf(why, sizeof(why), "cannot read it (%s)", strerror(-r));
+        SAY(c, LOG_WARNING, "LUKS2 header of %s refused before any key was tried: %s; nothing unlocked, "
+            "boot continues without resume", dev, why);
+        return r < 0 ? r : -EINVAL;
+}
+
 static enum resume_outcome run(const struct resume_ctx *c)
 {
         const struct thaw_args *a = c->args;
@@ -732,6 +777,8 @@ static enum resume_outcome run(const struct resume_ctx *c)
         }
         if (c->lock)
                 snprintf(c->lock->dev, sizeof(c->lock->dev), "%s", dev);
+        if (check_header(c, dev, deadline) < 0)
+                return RESUME_BAD_HEADER;
         if (c->ops->is_active(a->name) == 1) {
                 SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", a->name);
                 return after_unlock(c, dev, deadline);
@@ -765,6 +812,7 @@ const char *resume_outcome_name(enum resume_outcome o)
                 [RESUME_BAD_DEVICE] = "bad-device",
                 [RESUME_DEVICE_TIMEOUT] = "device-timeout",
                 [RESUME_NOT_LUKS] = "not-luks",
+                [RESUME_BAD_HEADER] = "bad-header",
                 [RESUME_NO_KEY_SOURCE] = "no-key-source",
                 [RESUME_NO_KEY] = "no-key",
                 [RESUME_NO_MAPPING] = "no-mapping",

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "keysrc.h"
+#include "luks_policy.h"
 #include "secret.h"
 
 /* Exactly one outcome per run; each is reported by one line through say(). */
@@ -15,6 +16,7 @@ enum resume_outcome {
         RESUME_BAD_DEVICE,     /* rd.thaw.device= is not a device spec */
         RESUME_DEVICE_TIMEOUT, /* the device did not appear in time */
         RESUME_NOT_LUKS,       /* not a LUKS2 container, or unreadable */
+        RESUME_BAD_HEADER,     /* the header fails the policy or the pin: nothing tried, nothing unlocked */
         RESUME_NO_KEY_SOURCE,  /* no rd.thaw.key= nor key= in thaw.conf: nothing unlocked */
         RESUME_NO_KEY,         /* no key source unlocked it */
         RESUME_NO_MAPPING,     /* unlocked, but the mapping cannot be used: closed again */
@@ -35,10 +37,12 @@ struct resume_ops {
         /* The device's tokens, for providers that keep their sealed key there (may be NULL). */
         int (*tokens)(const char *dev, struct luks_tokens **out);
         void (*tokens_free)(struct luks_tokens *t);
-        int (*activate)(const char *dev, const char *name, const struct secret *key);
+        /* The header policy (luks_header_check()): 0, or -LUKS_EPOLICY with why; no key tried. */
+        int (*check_header)(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size);
+        int (*activate)(const char *dev, const char *name, const struct secret *key, const struct luks_policy *p);
         /* For a typed passphrase: argon2 keyslots within argon2_max_kib too (may be NULL). */
         int (*activate_passphrase)(const char *dev, const char *name, const struct secret *key,
-                                   uint64_t argon2_max_kib, char *why, size_t size);
+                                   uint64_t argon2_max_kib, const struct luks_policy *p, char *why, size_t size);
         int (*deactivate)(const char *name);
         int (*is_active)(const char *name);
         int (*handoff)(const char *root, unsigned maj, unsigned min, uint64_t offset);

@@ -67,7 +67,8 @@ result "$rc" "setup --swapfile with --unlock succeeds"
 bs=$(stat -f -c %S "$fs")
 first=$(filefrag -v "$fs/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); print $4}')
 offset=$((first * bs / 4096))
-want="rd.thaw.device=UUID=$uuid rd.thaw.key=keyfile:/key rd.thaw.name=luks-$uuid resume_offset=$offset"
+hdr=$(sed -n 's/^header=//p' "$root/etc/thaw/thaw.conf")
+want="rd.thaw.device=UUID=$uuid rd.thaw.key=keyfile:/key rd.thaw.name=luks-$uuid rd.thaw.header=$hdr resume_offset=$offset"
 [ "$(cat "$tmp/out")" = "$want" ]
 result $? "it prints the kernel arguments, resume_offset=$offset as filefrag says"
 [ "$(stat -c '%s %a' "$fs/swapfile")" = "8388608 600" ]

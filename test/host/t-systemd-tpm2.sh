@@ -67,6 +67,12 @@ if ! format "$img" || ! systemd-cryptenroll --unlock-key-file="$root/key" --tpm2
 fi
 ok "systemd-cryptenroll enrolls the thaw device"
 
+# thaw setup pinned the header; systemd-cryptenroll changed it: refused until re-pinned (its
+# keyslot passes the header policy, only the pin differs).
+expect "the header changed by systemd-cryptenroll is refused by the pin" 1 \
+        "differs from the pinned" "$THAW" enroll --device "$img" --check systemd-tpm2 --tcti "$tcti" --root "$root"
+expect "thaw enroll --repin pins it" 0 "pinned the LUKS2 header" "$THAW" enroll --device "$img" --repin --root "$root"
+
 expect "thaw unseals the systemd-tpm2 token and its key opens the device" 0 \
         "the key from systemd-tpm2 opens $img" \
         "$THAW" enroll --device "$img" --check systemd-tpm2 --tcti "$tcti" --root "$root"
@@ -83,7 +89,8 @@ expect "a device without a systemd-tpm2 token is told apart" 1 "no systemd-tpm2 
 pin=$tmp/pin.img
 format "$pin"
 if NEWPIN=1234 systemd-cryptenroll --unlock-key-file="$root/key" --tpm2-device="$tcti" --tpm2-pcrs=7 \
-        --tpm2-with-pin=yes "$pin" > "$tmp/out" 2>&1; then
+        --tpm2-with-pin=yes "$pin" > "$tmp/out" 2>&1 &&
+        "$THAW" enroll --device "$pin" --repin --root "$root" > "$tmp/out" 2>&1; then
         expect "a PIN token is refused with the reason" 1 "it needs a PIN (enrolled with --tpm2-with-pin=yes)" \
                 "$THAW" enroll --device "$pin" --check systemd-tpm2 --tcti "$tcti" --root "$root"
 else

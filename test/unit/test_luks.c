@@ -21,6 +21,9 @@
 #define HEADER_SIZE (16u << 20) /* LUKS2 default: metadata and keyslot areas before the data */
 #define SPEC "fwcfg:opt/thaw/key,keyfile:/etc/thaw/key"
 
+/* The costly keyslots these tests add are kept, never tried: the FOREIGN profile (a THAW header refuses them). */
+static const struct luks_policy foreign_policy = { .profile = LUKS_PROFILE_FOREIGN };
+
 static char dir[256], img[300], blank[300];
 static struct keychain chain;
 static struct secret *keys[2];
@@ -122,15 +125,15 @@ static void test_check_key(void **state)
         struct secret *wrong = NULL;
 
         (void)state;
-        assert_int_equal(luks_check_key(img, keys[0]), 0);
-        assert_int_equal(luks_check_key(img, keys[1]), 0);
+        assert_int_equal(luks_check_key(img, keys[0], &foreign_policy), 0);
+        assert_int_equal(luks_check_key(img, keys[1], &foreign_policy), 0);
         assert_int_equal(secret_random(32, &wrong), 0);
-        assert_int_equal(luks_check_key(img, wrong), -EPERM);
+        assert_int_equal(luks_check_key(img, wrong, &foreign_policy), -EPERM);
         wrong->len = 31; /* a prefix of the right key is a wrong key */
         memcpy(wrong->data, keys[0]->data, 31);
-        assert_int_equal(luks_check_key(img, wrong), -EPERM);
+        assert_int_equal(luks_check_key(img, wrong, &foreign_policy), -EPERM);
         secret_freep(&wrong);
-        assert_true(luks_check_key(blank, keys[0]) < 0);
+        assert_true(luks_check_key(blank, keys[0], &foreign_policy) < 0);
 }
 
 /*
@@ -288,16 +291,18 @@ static void test_expensive_slots_skipped(void **state)
         crypt_free(cd);
 
         t0 = cpu_ms();
-        assert_int_equal(luks_check_key(copy, k_huge), -EPERM);
+        assert_int_equal(luks_check_key(copy, k_huge, &foreign_policy), -EPERM);
         assert_true(cpu_ms() - t0 < 5000);
         t0 = cpu_ms();
-        assert_int_equal(luks_check_key(copy, wrong), -EPERM); /* a wrong key does not pay for it either */
+        assert_int_equal(luks_check_key(copy, wrong, &foreign_policy), -EPERM); /* a wrong key does not pay for it either */
         assert_true(cpu_ms() - t0 < 5000);
-        assert_int_equal(luks_check_key(copy, k_over), -EPERM); /* a real slot, one iteration too many */
-        assert_int_equal(luks_check_key(copy, k_argon), -EPERM);
-        assert_int_equal(luks_check_key(copy, k_max), 0); /* the limit itself is allowed */
-        assert_int_equal(luks_check_key(copy, keys[0]), 0);
-        assert_int_equal(luks_check_key(copy, keys[1]), 0);
+        assert_int_equal(luks_check_key(copy, k_over, &foreign_policy), -EPERM); /* a real slot, one iteration too many */
+        assert_int_equal(luks_check_key(copy, k_argon, &foreign_policy), -EPERM);
+        assert_int_equal(luks_check_key(copy, k_max, &foreign_policy), 0); /* the limit itself is allowed */
+        assert_int_equal(luks_check_key(copy, keys[0], &foreign_policy), 0);
+        assert_int_equal(luks_check_key(copy, keys[1], &foreign_policy), 0);
+        /* A header thaw wrote has no costly keyslot: as such (THAW) it is refused before any try. */
+        assert_int_equal(luks_check_key(copy, keys[0], NULL), -LUKS_EPOLICY);
 
         secret_freep(&k_huge);
         secret_freep(&k_over);
@@ -342,9 +347,9 @@ static void test_passphrase_argon2_limits(void **state)
         craft_kdf(copy, big_slot, "memory", 4194304);
         craft_kdf(copy, slow_slot, "time", 1 << 20);
 
-        assert_int_equal(luks_activate_passphrase(copy, NULL, pw, 1024, why, sizeof(why)), 0);
-        assert_int_equal(luks_check_key(copy, pw), -EPERM); /* machine keys never run argon2 */
-        assert_int_equal(luks_activate_passphrase(copy, NULL, pw, 16, why, sizeof(why)), -EPERM);
+        assert_int_equal(luks_activate_passphrase(copy, NULL, pw, 1024, &foreign_policy, why, sizeof(why)), 0);
+        assert_int_equal(luks_check_key(copy, pw, &foreign_policy), -EPERM); /* machine keys never run argon2 */
+        assert_int_equal(luks_activate_passphrase(copy, NULL, pw, 16, &foreign_policy, why, sizeof(why)), -EPERM);
         snprintf(want, sizeof(want), "keyslot %d (argon2id) needs 32 KiB of memory, more than half of "
                  "the RAM (16 KiB): not tried; keyslot %d (argon2id) needs 4194304 KiB of memory, more "
                  "than half of the RAM (16 KiB): not tried; keyslot %d (argon2id) needs 32 KiB of memory, "
@@ -352,18 +357,18 @@ static void test_passphrase_argon2_limits(void **state)
         assert_string_equal(why, want);
 
         t0 = cpu_ms();
-        assert_int_equal(luks_activate_passphrase(copy, NULL, big, 1048576, why, sizeof(why)), -EPERM);
+        assert_int_equal(luks_activate_passphrase(copy, NULL, big, 1048576, &foreign_policy, why, sizeof(why)), -EPERM);
         assert_true(cpu_ms() - t0 < 5000);
         snprintf(want, sizeof(want), "keyslot %d (argon2id) needs 4194304 KiB of memory, more than half "
                  "of the RAM (1048576 KiB): not tried; keyslot %d (argon2id) asks for 1048576 passes "
                  "over 32 KiB, more than thaw allows: not tried", big_slot, slow_slot);
         assert_string_equal(why, want);
         t0 = cpu_ms();
-        assert_int_equal(luks_activate_passphrase(copy, NULL, slow, 1048576, why, sizeof(why)), -EPERM);
+        assert_int_equal(luks_activate_passphrase(copy, NULL, slow, 1048576, &foreign_policy, why, sizeof(why)), -EPERM);
         assert_true(cpu_ms() - t0 < 5000);
         /* PBKDF2 as for every key: over the iteration cap it is not tried. */
-        assert_int_equal(luks_activate_passphrase(copy, NULL, pbk, 1048576, NULL, 0), -EPERM);
-        assert_int_equal(luks_activate_passphrase(copy, NULL, keys[1], 1048576, why, sizeof(why)), 0);
+        assert_int_equal(luks_activate_passphrase(copy, NULL, pbk, 1048576, &foreign_policy, NULL, 0), -EPERM);
+        assert_int_equal(luks_activate_passphrase(copy, NULL, keys[1], 1048576, &foreign_policy, why, sizeof(why)), 0);
         assert_string_equal(why, ""); /* it opened before reaching the costly slots */
 
         secret_freep(&pw);
@@ -534,9 +539,9 @@ static void test_enroll_failure_leaves_nothing(void **state)
                 before += crypt_keyslot_status(cd, slot) >= CRYPT_SLOT_ACTIVE;
         crypt_free(cd);
         assert_int_equal(secret_random(32, &e.key), 0);
-        assert_true(luks_enroll(img, keys[0], &e, &id) < 0);
+        assert_true(luks_enroll(img, keys[0], &e, &id, NULL) < 0);
         assert_int_equal(id, -1);
-        assert_int_equal(luks_check_key(img, e.key), -EPERM);
+        assert_int_equal(luks_check_key(img, e.key, &foreign_policy), -EPERM);
         cd = NULL;
         assert_int_equal(crypt_init(&cd, img), 0);
         assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
@@ -587,14 +592,14 @@ static void test_remove_keeps_shared_keyslot(void **state)
         assert_int_equal(crypt_token_assign_keyslot(cd, 1, 0), 1);
         crypt_free(cd);
 
-        assert_int_equal(luks_token_remove(own, 0, &kept), 0);
+        assert_int_equal(luks_token_remove(own, 0, &kept, NULL), 0);
         assert_int_equal(kept, 1u << 0);
-        assert_int_equal(luks_check_key(own, keys[0]), 0);
-        assert_int_equal(luks_check_key(own, keys[1]), 0);
+        assert_int_equal(luks_check_key(own, keys[0], &foreign_policy), 0);
+        assert_int_equal(luks_check_key(own, keys[1], &foreign_policy), 0);
         /* Token 1 now holds both remaining keyslots: removing it would leave none. */
-        assert_int_equal(luks_token_remove(own, 1, &kept), -EBUSY);
-        assert_int_equal(luks_check_key(own, keys[0]), 0);
-        assert_int_equal(luks_check_key(own, keys[1]), 0);
+        assert_int_equal(luks_token_remove(own, 1, &kept, NULL), -EBUSY);
+        assert_int_equal(luks_check_key(own, keys[0], &foreign_policy), 0);
+        assert_int_equal(luks_check_key(own, keys[1], &foreign_policy), 0);
 }
 
 int main(void)

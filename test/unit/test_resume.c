@@ -126,10 +126,12 @@ static int fake_probe(const char *dev)
         return 1;
 }
 
-static int fake_activate(const char *dev, const char *name, const struct secret *key)
+static int fake_activate(const char *dev, const char *name, const struct secret *key,
+                         const struct luks_policy *p)
 {
         char rel[256];
 
+        (void)p;
         (void)dev;
         fx.activations++;
         if (fx.activate_err)
@@ -218,8 +220,10 @@ static int fake_fetch(const struct keysrc *src, const struct keysrc_ctx *ctx, st
 }
 
 static int fake_activate_passphrase(const char *dev, const char *name, const struct secret *key,
-                                    uint64_t argon2_max_kib, char *why, size_t size)
+                                    uint64_t argon2_max_kib, const struct luks_policy *p, char *why,
+                                    size_t size)
 {
+        (void)p;
         (void)dev;
         (void)name;
         passphrase_limit = argon2_max_kib;
@@ -230,7 +234,7 @@ static int fake_activate_passphrase(const char *dev, const char *name, const str
                 return -EPERM;
         }
         why[0] = '\0';
-        return fake_activate(dev, name, &(struct secret){ .len = strlen(GOOD), .data = (uint8_t *)GOOD });
+        return fake_activate(dev, name, &(struct secret){ .len = strlen(GOOD), .data = (uint8_t *)GOOD }, NULL);
 }
 
 static const struct resume_ops passphrase_ops = {
@@ -409,6 +413,54 @@ static void test_not_luks(void **state)
                  ft_root);
         assert_string_equal(last(), want);
         assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+}
+
+/* A header that fails the policy: refused before any key, the policy the boot asked for seen. */
+static struct luks_policy header_seen;
+static char header_pin[LUKS_FP_SIZE];
+
+static int refusing_header(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size)
+{
+        (void)dev;
+        (void)fp;
+        header_seen = *p;
+        snprintf(header_pin, sizeof(header_pin), "%s", p->pin ? p->pin : "");
+        snprintf(why, size, "segment 0 encryption is cipher_null-ecb: not a header thaw wrote");
+        return -LUKS_EPOLICY;
+}
+
+static void test_bad_header(void **state)
+{
+        struct resume_ops ops = fake_ops;
+        const char *pin = "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        char cmdline[256], want[PATH_MAX + 256];
+
+        (void)state;
+        ops.check_header = refusing_header;
+        snprintf(cmdline, sizeof(cmdline), "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good "
+                 "rd.thaw.header=%s", pin);
+        assert_int_equal(run(cmdline, &ops), RESUME_BAD_HEADER);
+        snprintf(want, sizeof(want), "LUKS2 header of %s/dev/vdb refused before any key was tried: segment 0 "
+                 "encryption is cipher_null-ecb: not a header thaw wrote; nothing unlocked, boot continues "
+                 "without resume", ft_root);
+        assert_string_equal(last(), want);
+        assert_int_equal(fx.activations, 0);
+        assert_int_equal(fx.handoffs, 0);
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "outcome=bad-header\n"));
+        /* The pin of rd.thaw.header=, THAW profile (no resume_offset=), the unlock's deadline. */
+        assert_string_equal(header_pin, pin);
+        assert_int_equal(header_seen.profile, LUKS_PROFILE_THAW);
+        assert_true(header_seen.deadline_ms > 0);
+        /* A swap file (resume_offset=) lives in the root's container: FOREIGN. */
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good resume_offset=100", &ops),
+                         RESUME_BAD_HEADER);
+        assert_int_equal(header_seen.profile, LUKS_PROFILE_FOREIGN);
+        assert_int_equal(fx.activations, 0);
+        /* A malformed pin is ignored (and reported), never taken as "no header check". */
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.header=sha256:xyz",
+                             &ops), RESUME_BAD_HEADER);
+        assert_string_equal(header_pin, "");
 }
 
 static void test_no_key_reasons(void **state)
@@ -612,9 +664,10 @@ static void write_fs_page0(void)
         close(fd);
 }
 
-static int activate_root(const char *dev, const char *name, const struct secret *key)
+static int activate_root(const char *dev, const char *name, const struct secret *key,
+                         const struct luks_policy *p)
 {
-        int r = fake_activate(dev, name, key);
+        int r = fake_activate(dev, name, key, p);
 
         if (r == 0)
                 write_fs_page0();
@@ -1010,6 +1063,7 @@ int main(void)
                 T(test_device_timeout),
                 T(test_device_appears_late),
                 T(test_not_luks),
+                T(test_bad_header),
                 T(test_no_key_reasons),
                 T(test_passphrase_memory),
                 T(test_tpm2_then_keyfile),

@@ -19,8 +19,8 @@ tq_forge --segment-cipher cipher_null-ecb
 offset=$(python3 "$TQ_FORGE" "$TQ_WORK/swap.img" --print-data-offset)
 # A swap signature for the whole data area, made on a file of its size (mkswap has no offset option
 # everywhere), its first page put at the start of the data area.
-truncate -s $(($(stat -c %s "$TQ_WORK/swap.img") - offset)) "$TQ_WORK/plain-swap.img"
-mkswap "$TQ_WORK/plain-swap.img" > /dev/null || tq_die "mkswap failed"
+(umask 077 && truncate -s $(($(stat -c %s "$TQ_WORK/swap.img") - offset)) "$TQ_WORK/plain-swap.img")
+mkswap "$TQ_WORK/plain-swap.img" > "$TQ_WORK/mkswap.log" 2>&1 || tq_die "mkswap failed: $(cat "$TQ_WORK/mkswap.log")"
 dd if="$TQ_WORK/plain-swap.img" of="$TQ_WORK/swap.img" bs=4096 count=1 seek=$((offset / 4096)) conv=notrunc \
     2> /dev/null || tq_die "cannot write the swap signature"
 rm -f "$TQ_WORK/plain-swap.img"

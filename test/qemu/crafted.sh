@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Real hibernation images made into bad ones, shared by the lz4-mismatch, garbage-header,
-# chain-loop and truncated scenarios.
+# chain-loop, truncated and evil-* scenarios.
 # shellcheck shell=bash
 #
-# One hibernate boot makes a real image; one noresume boot opens three copies of its swap disk with
-# the real key (the test-only fw_cfg entry) and crafts one defect into each (guest-init.sh's
-# craft()). Both are cached in $TQ_CACHE/images/KEY, KEY from every input of the image, so a run
-# of the four scenarios pays for them once. Source after lib.sh, call after tq_prepare and tq_workdir.
+# One hibernate boot makes a real image; one noresume boot opens copies of its swap disk with the
+# real key (the test-only fw_cfg entry) and crafts one defect into each (guest-init.sh's craft();
+# "plain" is the image decrypted in place, evil-cipher-null's attacker's image). Both are cached in
+# $TQ_CACHE/images/KEY, KEY from every input of the image, so a run of the scenarios pays for them once.
+# Source after lib.sh, call after tq_prepare and tq_workdir.
 
-TQ_CRAFTS=(lz4 garbage loop)
+TQ_CRAFTS=(lz4 garbage loop plain)
 
 # Makes the cache entry in $1 ($TQ_WORK is $1 meanwhile, so the boots' logs stay there too).
 tq_crafted_build() {
@@ -31,6 +32,7 @@ tq_crafted_build() {
     for i in "${TQ_CRAFTS[@]}"; do
         tq_check "craft: $i crafted on a copy of the image" tq_has craft "THAW-TEST: crafted $i on"
     done
+    tq_check "craft: no craft said it failed" tq_lacks craft "THAW-TEST: craft: "
     TQ_WORK=$work
     if ((TQ_FAILS == fails)); then
         touch "$dir/.done"

@@ -353,6 +353,8 @@ wr32() {
 #   garbage  random bytes over the image header page (swsusp_info, the restore record)
 #   loop     the second map page's next_swap points back at the first
 #   cut      the first map page's next_swap is 0: the chain ends ~2 MiB into the image
+#   plain    the image decrypted in place: each block read through DEV is written back, in the
+#            clear, at the same place of the raw disk $craftraw (the evil-cipher-null attacker's image)
 craft() {
 	map=$(rd32 "$1" 4064)
 	case "$2" in
@@ -364,6 +366,12 @@ craft() {
 		wr32 "$1" $((m2 * 4096 + 4088)) "$map"
 		;;
 	cut) wr32 "$1" $((map * 4096 + 4088)) 0 ;;
+	plain)
+		# Block by block in order: no block is read through DEV after its raw place was written.
+		seg=$(cryptsetup luksDump "$craftraw" | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
+		dd if="$1" of="$craftraw" bs=1048576 seek=$((seg / 1048576)) iflag=fullblock conv=notrunc,fsync 2> /dev/null \
+			|| say "craft: copying the plain image to $craftraw failed"
+		;;
 	*) say "craft: unknown kind $2" ;;
 	esac
 	sync
@@ -508,6 +516,14 @@ cold)
 inspect)
 	mapping_state
 	thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
+	[ -r /run/thaw/state ] && sed -n 's/^outcome=/THAW-TEST: state: outcome=/p' /run/thaw/state
+	# thaw.anykey=1: does libcryptsetup open /dev/vdb with a key that is no key (a forged
+	# cipher_null keyslot, CVE-2025-59054)? Only checks the passphrase: nothing is mapped.
+	if [ "$(arg thaw.anykey)" = 1 ]; then
+		printf 'not the key at all' > /tmp/anykey
+		cryptsetup open --test-passphrase --key-file /tmp/anykey /dev/vdb
+		say "any key: test-passphrase exit $?"
+	fi
 	# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
 	# say the image is still there without resuming it. thaw.corrupt=1 (with noresume) opens it
 	# writable to change one byte of the image's first compressed chunk.
@@ -519,6 +535,7 @@ inspect)
 	for c in $(arg thaw.craft | tr ',' ' '); do
 		cryptsetup open --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
 			--keyfile-size 32 "/dev/${c%%:*}" thaw-craft || fail "cannot open /dev/${c%%:*}"
+		craftraw=/dev/${c%%:*}
 		craft /dev/mapper/thaw-craft "${c#*:}"
 		cryptsetup close thaw-craft
 	done
@@ -529,7 +546,11 @@ inspect)
 		header_sum /dev/mapper/thaw-swap
 		swapon /dev/mapper/thaw-swap
 		say "swapon exit $?"
+		say "swaps in use: $(grep -c '^/' /proc/swaps)"
 		swapoff /dev/mapper/thaw-swap
+	elif [ "$(arg thaw.nolook)" = 1 ]; then
+		# evil-digest-cost: cryptsetup would spend hours on the forged digest.
+		say "inspect: no look at /dev/vdb with the real key (thaw.nolook=1)"
 	elif cryptsetup open $ro --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
 		--keyfile-size 32 /dev/vdb thaw-inspect; then
 		sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
@@ -541,6 +562,7 @@ inspect)
 	else
 		say "inspect: cannot open /dev/vdb with the real key"
 	fi
+	say "swaps in use: $(grep -c '^/' /proc/swaps)"
 	;;
 mkroot)
 	mkroot

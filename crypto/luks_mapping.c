@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Is an active mapping encrypted as its LUKS2 header says? Its live table compared with the header. */
 #include "luks_mapping.h"
+#include "luks.h"
+#include "luks_policy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -187,7 +189,8 @@ static void log_silent(int level, const char *msg, void *usrptr)
         (void)usrptr;
 }
 
-static int header_read(const char *dev, struct luks_mapping_want *w)
+static int header_read(const char *dev, const struct luks_policy *p, struct luks_mapping_want *w, char *why,
+                       size_t size)
 {
         struct crypt_params_integrity ip = { 0 };
         struct crypt_device *cd = NULL;
@@ -206,6 +209,9 @@ static int header_read(const char *dev, struct luks_mapping_want *w)
                 return r;
         crypt_set_log_callback(cd, log_silent, NULL);
         r = crypt_load(cd, CRYPT_LUKS2, NULL);
+        /* The policy on the very header the values below come from (p NULL: checked before). */
+        if (r == 0 && p)
+                r = luks_header_check_cd(cd, p, why, size);
         if (r == 0 && crypt_get_integrity_info(cd, &ip) < 0)
                 memset(&ip, 0, sizeof(ip));
         if (r == 0) {
@@ -226,6 +232,12 @@ static int header_read(const char *dev, struct luks_mapping_want *w)
 }
 
 int luks_mapping_check(const char *root, const char *dev, const char *name, char *why, size_t size)
+{
+        return luks_mapping_check_policy(root, dev, name, NULL, why, size);
+}
+
+int luks_mapping_check_policy(const char *root, const char *dev, const char *name, const struct luks_policy *p,
+                              char *why, size_t size)
 {
         struct luks_mapping_want w = { 0 };
         struct luks_mapping_live l = { 0 };
@@ -252,7 +264,14 @@ int luks_mapping_check(const char *root, const char *dev, const char *name, char
                         }
                         dev = found;
                 }
-                r = header_read(dev, &w);
+                r = header_read(dev, p, &w, why, size);
+                if (r == -LUKS_EPOLICY) {
+                        char reason[LUKS_POLICY_WHY_MAX];
+
+                        snprintf(reason, sizeof(reason), "%s", why);
+                        snprintf(why, size, "the LUKS2 header of %s is refused: %s", dev, reason);
+                        return r;
+                }
                 if (r < 0) {
                         snprintf(why, size, "cannot read the LUKS2 header of %s (%s)", dev, strerror(-r));
                         return r;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "dm.h"
+#include "luks_policy.h"
 
 /* The two ciphers thaw's containers are mapped with, without and with integrity. */
 #define LUKS_MAPPING_CIPHER "aes-xts-plain64"
@@ -52,3 +53,10 @@ int luks_mapping_compare(const struct luks_mapping_want *w, const struct luks_ma
  * no header); why says which in every failure.
  */
 int luks_mapping_check(const char *root, const char *dev, const char *name, char *why, size_t size);
+/*
+ * luks_mapping_check(), and first the header policy p (profile and pin, luks_policy.h) on the same
+ * loaded header: -LUKS_EPOLICY with why naming the field if the header is refused. What thaw
+ * hibernate checks, so that no image goes where the next boot would refuse to look.
+ */
+int luks_mapping_check_policy(const char *root, const char *dev, const char *name, const struct luks_policy *p,
+                              char *why, size_t size);

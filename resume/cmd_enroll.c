@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "args.h"
 #include "clock.h"
@@ -423,10 +424,14 @@ static void load_policy(struct enroll_opts *o)
                 args_parse_conf(text, &a, NULL, 0);
         o->policy.profile = a.offset ? LUKS_PROFILE_FOREIGN : LUKS_PROFILE_THAW;
         if (luks_uuid(o->device, uuid, sizeof(uuid)) == 0 &&
-            snprintf(spec, sizeof(spec), "UUID=%s", uuid) < (int)sizeof(spec) && strcmp(spec, a.device) == 0) {
+            snprintf(spec, sizeof(spec), "UUID=%s", uuid) < (int)sizeof(spec) && strcasecmp(spec, a.device) == 0) {
                 o->configured = true;
                 snprintf(o->pin, sizeof(o->pin), "%s", a.header);
                 o->policy.pin = o->pin;
+        } else if (*a.header) {
+                /* Said, not silent: the pin of another device= (or of a /dev path) is not this one's. */
+                log_msg(LOG_WARNING, "%s's device=%s is not UUID= of %s: its header= pin is neither checked "
+                        "nor updated here", ARGS_CONF_PATH, a.device, o->device);
         }
 }
 

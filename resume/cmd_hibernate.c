@@ -19,6 +19,7 @@
 #include "log.h"
 #include "luks.h"
 #include "luks_mapping.h"
+#include "luks_policy.h"
 #include "machine.h"
 #include "power.h"
 #include "resume.h"
@@ -218,9 +219,17 @@ static enum cmd_status hibernate(const char *root, const char *mode, const struc
  * header says (luks_mapping_check()). Only a --root fixture without device-mapper (host tests)
  * skips it: with --root every write goes under that root, so nothing can hibernate this machine.
  */
-static int check_mapping(const char *root, const char *name)
+static int check_mapping(const char *root, const struct thaw_args *a)
 {
-        char control[PATH_MAX], why[512];
+        /*
+         * Security, and the user's work: the header policy and pin the next boot's thaw resume will
+         * apply (thaw.conf and this boot's command line). An image written behind a header that boot
+         * refuses could never be resumed, and would be lost to the swap later.
+         */
+        struct luks_policy p = { .profile = a->offset ? LUKS_PROFILE_FOREIGN : LUKS_PROFILE_THAW,
+                                 .pin = a->header };
+        const char *name = a->name;
+        char control[PATH_MAX], why[768];
         int r;
 
         if (*root && util_path(control, sizeof(control), root, "/dev/mapper/control") == 0 &&
@@ -228,8 +237,12 @@ static int check_mapping(const char *root, const char *name)
                 log_msg(LOG_WARNING, "no %s: the live table of /dev/mapper/%s is not checked", control, name);
                 return 0;
         }
-        r = luks_mapping_check(root, NULL, name, why, sizeof(why));
-        if (r < 0)
+        r = luks_mapping_check_policy(root, NULL, name, &p, why, sizeof(why));
+        if (r == -LUKS_EPOLICY && strstr(why, "differs from the pinned"))
+                log_msg(LOG_ERR, "refusing to hibernate to /dev/mapper/%s: %s; the next boot would not resume "
+                        "it (after a change on purpose: thaw enroll --repin, then rebuild the initramfs or "
+                        "update rd.thaw.header=)", name, why);
+        else if (r < 0)
                 log_msg(LOG_ERR, "refusing to hibernate to /dev/mapper/%s: %s", name, why);
         return r;
 }
@@ -295,7 +308,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         }
         if (writer_opt)
                 util_copy(args.writer, sizeof(args.writer), writer_opt);
-        if (check_mapping(root, args.name) < 0)
+        if (check_mapping(root, &args) < 0)
                 return CMD_FAILED;
         /* Before the checks: the room needed for the image depends on it. */
         if (!dry_run && args.image_size_kib != UINT64_MAX) {

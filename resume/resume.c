@@ -747,7 +747,7 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
 static int check_header(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
         struct luks_policy p = boot_policy(c, deadline);
-        char why[LUKS_POLICY_WHY_MAX];
+        char why[LUKS_POLICY_WHY_MAX], note[512] = "nothing unlocked", closed[160];
         int r;
 
         if (!c->ops->check_header)
@@ -758,8 +758,16 @@ static int check_header(const struct resume_ctx *c, const char *dev, int64_t dea
                 return 0;
         if (!why[0])
                 snprintf(why, sizeof(why), "cannot read it (%s)", strerror(-r));
-        SAY(c, LOG_WARNING, "LUKS2 header of %s refused before any key was tried: %s; nothing unlocked, "
-            "boot continues without resume", dev, why);
+        /*
+         * Security: a mapping already open over a refused header (opened by another tool, or by a
+         * token of the forged header) must not become this system's swap, nor the next image's home.
+         */
+        if (c->ops->is_active(c->args->name) == 1) {
+                close_mapping(c, closed, sizeof(closed));
+                snprintf(note, sizeof(note), "/dev/mapper/%s was already open: %s", c->args->name, closed);
+        }
+        SAY(c, LOG_WARNING, "LUKS2 header of %s refused before any key was tried: %s; %s, boot continues "
+            "without resume", dev, why, note);
         return r < 0 ? r : -EINVAL;
 }
 

@@ -63,5 +63,12 @@ check "(one header= line)" test "$(grep -c '^header=' "$root/etc/thaw/thaw.conf"
 check "inspect: accepted after --repin" run "$THAW" inspect "$img" --root "$root"
 check "enroll --check: opens after --repin" run "$THAW" enroll --device "$img" --check keyfile:/key --root "$root"
 
+# thaw.conf names another device (a /dev path): its pin is not this container's, and enroll says so.
+cp "$root/etc/thaw/thaw.conf" "$tmp/conf"
+sed -i 's|^device=.*|device=/dev/vdz|' "$root/etc/thaw/thaw.conf"
+check "enroll --check with thaw.conf's device= another" run "$THAW" enroll --device "$img" --check keyfile:/key --root "$root"
+check "(says the pin is neither checked nor updated)" grep -qF "device=/dev/vdz is not UUID= of $img: its header= pin is neither checked nor updated here" "$tmp/out" "$tmp/err"
+cp "$tmp/conf" "$root/etc/thaw/thaw.conf"
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -459,6 +459,18 @@ live_tables() {
 	done
 	dmsetup remove thaw-null
 	dmsetup remove thaw-lin
+	# A stale pin (the header changed, thaw.conf not re-pinned): the next boot would refuse the header.
+	if grep -q '^header=' /etc/thaw/thaw.conf 2> /dev/null; then
+		cp /etc/thaw/thaw.conf /tmp/thaw.conf.good
+		sed -i 's/^header=.*/header=sha256:'"$(printf '%064d' 0)"'/' /etc/thaw/thaw.conf
+		thaw hibernate --dry-run > /tmp/badmap 2>&1
+		rc=$?
+		sed "s/^/THAW-TEST: badmap pin: /" /tmp/badmap
+		say "badmap pin: exit $rc"
+		cp /tmp/thaw.conf.good /etc/thaw/thaw.conf
+	else
+		say "badmap pin: no header= in /etc/thaw/thaw.conf"
+	fi
 	say "badmap: still running"
 }
 

@@ -643,6 +643,26 @@ static void test_chain_no_image(void **state)
         assert_true(ft_exists("/dev/mapper/thaw-swap")); /* left open for the real system's swap */
 }
 
+/* A refused header whose mapping is open already (another tool, a forged token): closed, unread. */
+static void test_bad_header_active(void **state)
+{
+        struct resume_ops ops = fake_ops;
+        char want[PATH_MAX + 256];
+
+        (void)state;
+        ops.check_header = refusing_header;
+        fx.active = 1;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &ops), RESUME_BAD_HEADER);
+        snprintf(want, sizeof(want), "LUKS2 header of %s/dev/vdb refused before any key was tried: segment 0 "
+                 "encryption is cipher_null-ecb: not a header thaw wrote; /dev/mapper/thaw-swap was already "
+                 "open: mapping closed, boot continues without resume", ft_root);
+        assert_string_equal(last(), want);
+        assert_int_equal(fx.deactivations, 1);
+        assert_int_equal(fx.activations + fx.handoffs, 0);
+        assert_false(ft_exists("/dev/mapper/thaw-swap"));
+}
+
 /* Neither image nor swap at the offset: the mapping is closed, so nothing swaps over it. */
 static void test_foreign_header(void **state)
 {
@@ -1169,6 +1189,7 @@ int main(void)
                 T(test_state_without_image),
                 T(test_tpm_lock_every_path),
                 T(test_tpm_lock_fails),
+                T(test_bad_header_active),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

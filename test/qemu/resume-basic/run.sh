@@ -18,6 +18,9 @@ tq_check "badmap: with exit status 1" tq_has hibernate "THAW-TEST: badmap thaw-n
 tq_check "badmap: thaw hibernate refuses a linear mapping" tq_has hibernate \
     "thaw: refusing to hibernate to /dev/mapper/thaw-lin: live table is a linear target, not crypt"
 tq_check "badmap: with exit status 1" tq_has hibernate "THAW-TEST: badmap thaw-lin: exit 1"
+tq_check "badmap: thaw hibernate refuses a header the next boot's pin would refuse" tq_has hibernate \
+    "differs from the pinned sha256:0000000000000000 (rd.thaw.header=): not the header thaw set up; the next boot would not resume it"
+tq_check "badmap: with exit status 1" tq_has hibernate "THAW-TEST: badmap pin: exit 1"
 tq_check "badmap: nothing was frozen, the system kept running" tq_has hibernate "THAW-TEST: badmap: still running"
 tq_log "$(grep -F 'THAW-TEST: live table' "$TQ_WORK/hibernate.log" | sed 's/.*THAW-TEST: //' | tr -d '\r')"
 tq_resume_boot resume

@@ -57,8 +57,10 @@ mkdir "$TQ_WORK/initramfs"
 (cd "$TQ_WORK/initramfs" && cpio -id --quiet < "$TQ_INITRD") || tq_die "cannot unpack the initramfs"
 args=$("$tree/usr/sbin/thaw" config --root "$tree")
 tq_log "stored: $(cat "$TQ_WORK/initramfs/etc/cmdline.d/90thaw.conf" 2> /dev/null)"
-tq_check "initramfs: the rd.thaw.* arguments are stored in etc/cmdline.d/90thaw.conf" \
-    grep -qxE " rd\.thaw\.device=UUID=$uuid rd\.thaw\.key=fwcfg:opt/thaw/key rd\.thaw\.name=luks-$uuid resume_offset=[1-9][0-9]*" \
+# The root's header as thaw setup --swapfile pinned it (header= in thaw.conf) rides along.
+pin=$(sed -n 's/^header=//p' "$tree/etc/thaw/thaw.conf")
+tq_check "initramfs: the rd.thaw.* arguments are stored in etc/cmdline.d/90thaw.conf, the header pin with them" \
+    grep -qxE " rd\.thaw\.device=UUID=$uuid rd\.thaw\.key=fwcfg:opt/thaw/key rd\.thaw\.name=luks-$uuid rd\.thaw\.header=${pin:-none} resume_offset=[1-9][0-9]*" \
     "$TQ_WORK/initramfs/etc/cmdline.d/90thaw.conf"
 tq_check "initramfs: thaw.conf is the root's" cmp "$tree/etc/thaw/thaw.conf" "$TQ_WORK/initramfs/etc/thaw/thaw.conf"
 tq_check "initramfs: thaw is the package's" cmp "$tree/usr/sbin/thaw" "$TQ_WORK/initramfs/usr/sbin/thaw"

@@ -259,7 +259,7 @@ static int activate(const char *dev, const char *name, const struct secret *key,
                     const struct luks_policy *p, char *why, size_t size)
 {
         struct crypt_device *cd = NULL;
-        int r, slots;
+        int r, slots, tried = 0;
 
         if (!key || key->len == 0)
                 return -EINVAL;
@@ -272,7 +272,13 @@ static int activate(const char *dev, const char *name, const struct secret *key,
         for (int slot = 0; slot < slots && r == -EPERM; slot++) {
                 if (argon2_max_kib ? !slot_allowed(cd, slot, argon2_max_kib, why, size) : !slot_cheap(cd, slot))
                         continue;
-                if (past_deadline(p)) {
+                /*
+                 * The first allowed keyslot is always tried, however late: a key that took the whole
+                 * deadline to fetch (a slow TPM), or rd.thaw.timeout=0, still gets its one try, and
+                 * that try is bounded by the caps the policy put on the digest and this keyslot.
+                 * The deadline only stops the search for further keyslots.
+                 */
+                if (tried++ && past_deadline(p)) {
                         r = -ETIME;
                         break;
                 }

@@ -104,9 +104,10 @@ int luks_check_key(const char *dev, const struct secret *key, const struct luks_
  * Every function above that tries a key (luks_activate*, luks_check_key, luks_enroll*,
  * luks_token_remove) first checks the header it loaded against p (NULL: LUKS_PROFILE_THAW, no pin)
  * and fails with -LUKS_EPOLICY before any key is tried if it does not pass; luks_activate* check it
- * again after activating on the same loaded header (and close the mapping if it fails), and try no
- * keyslot past p->deadline_ms (-ETIME). Each try is bounded by the caps the policy puts on the
- * digest and the keyslots tried.
+ * again after activating on the same loaded header (and close the mapping if it fails). luks_activate*
+ * always try the first allowed keyslot, even past p->deadline_ms, and no further one past it (-ETIME:
+ * the key did not open the keyslots tried before the deadline). Each try is bounded by the caps the
+ * policy puts on the digest and the keyslots tried.
  */
 
 /*

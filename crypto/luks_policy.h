@@ -50,7 +50,7 @@ enum luks_profile {
 struct luks_policy {
         enum luks_profile profile;
         const char *pin;      /* "sha256:<64 hex>" (rd.thaw.header= / header=), NULL or "": none */
-        int64_t deadline_ms;  /* clock_now_ms() after which no keyslot is tried any more; 0: none */
+        int64_t deadline_ms;  /* clock_now_ms() after which no further keyslot is tried (the first is); 0: none */
 };
 
 /*

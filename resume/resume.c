@@ -367,8 +367,26 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                         next_source(c, chain, i, what);
                         continue;
                 }
+                if (r == -ETIME) {
+                        /*
+                         * The deadline stopped the keyslot search after its one sure try (luks.h):
+                         * not this key's fault, but not the device's either. The next source (a
+                         * passphrase has a timeout of its own) still gets its try.
+                         */
+                        char what[700];
+
+                        snprintf(what, sizeof(what), "not the key of the first keyslot tried, and "
+                                 "rd.thaw.timeout= (%u s) passed before the next one was tried%s%s%s",
+                                 c->args->timeout_s, kc->detail[0] ? " (" : "", kc->detail,
+                                 kc->detail[0] ? ")" : "");
+                        add_reason(why, size, &chain->src[i], what);
+                        next_source(c, chain, i, what);
+                        continue;
+                }
                 if (r == -EPERM)
                         next_source(c, chain, i, reason(r));
+                if (r == -LUKS_EPOLICY)
+                        return r; /* the header changed since check_header(): unlock() says how */
                 if (r != -EPERM) {
                         /* Not the key's fault: another key would fail the same way. */
                         add_reason(why, size, &chain->src[i], "activation failed: ");
@@ -380,6 +398,31 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
         return -ENOKEY;
 }
 
+/*
+ * Security: the header passed check_header(), but the one luks_activate*() loaded (or checked again
+ * on its mapping) did not: it changed in between. Whatever key opened it, the mapping is closed
+ * (luks.c) and nothing of it is used. The reason comes from checking the device again.
+ */
+static void header_changed(const struct resume_ctx *c, const char *dev, const struct luks_policy *p)
+{
+        char why[LUKS_POLICY_WHY_MAX];
+        int r = -LUKS_EPOLICY;
+
+        why[0] = '\0';
+        if (c->ops->check_header)
+                r = c->ops->check_header(dev, p, NULL, why, sizeof(why));
+        if (!why[0])
+                snprintf(why, sizeof(why), "it changed after it was checked and failed the check made when "
+                         "the key was tried%s%s", r < 0 && r != -LUKS_EPOLICY ? ": " : "",
+                         r < 0 && r != -LUKS_EPOLICY ? strerror(-r) : "");
+        SAY(c, LOG_WARNING, "LUKS2 header of %s refused: %s; nothing unlocked, boot continues without resume",
+            dev, why);
+}
+
+/*
+ * 0 once a source of the chain unlocks dev; -LUKS_EPOLICY if the header was refused when a key was
+ * tried (its line is said here); else why lists what each source did.
+ */
 static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline, char *why,
                   size_t size)
 {
@@ -405,6 +448,8 @@ static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline,
         r = try_chain(c, &chain, dev, &kc, &p, why, size);
         if (tokens && c->ops->tokens_free)
                 c->ops->tokens_free(tokens);
+        if (r == -LUKS_EPOLICY)
+                header_changed(c, dev, &p);
         return r;
 }
 
@@ -836,7 +881,10 @@ static enum resume_outcome run(const struct resume_ctx *c)
                     "continues without resume; the image, if any, is kept", dev, ARGS_CONF_PATH);
                 return RESUME_NO_KEY_SOURCE;
         }
-        if (unlock(c, dev, deadline, why, sizeof(why)) < 0) {
+        r = unlock(c, dev, deadline, why, sizeof(why));
+        if (r == -LUKS_EPOLICY)
+                return RESUME_BAD_HEADER; /* unlock() said why, in the header's own line */
+        if (r < 0) {
                 SAY(c, LOG_WARNING, "no key source unlocked %s (%s): boot continues without resume; the "
                     "image, if any, is kept", dev, why);
                 return RESUME_NO_KEY;

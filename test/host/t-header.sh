@@ -52,6 +52,7 @@ check "enroll --check: refused by the pin before any key" sh -c "! '$THAW' enrol
 check "(named: differs from the pinned $short)" grep -qF "differs from the pinned $short (rd.thaw.header=): not the header thaw set up" "$tmp/err"
 check "(and how to re-pin)" grep -qF -- "--repin" "$tmp/err"
 check "enroll --key: refused too" sh -c "! '$THAW' enroll --device '$img' --key keyfile:/etc/thaw/thaw.conf --unlock keyfile:/key --root '$root' > '$tmp/out' 2> '$tmp/err'"
+check "(for the pin, not for another failure)" grep -qF "differs from the pinned $short (rd.thaw.header=): not the header thaw set up" "$tmp/err"
 check "inspect: refused, with the reason" sh -c "! '$THAW' inspect '$img' --root '$root' > '$tmp/out' 2> '$tmp/err'"
 check "(inspect names the pin)" grep -qF "header policy:  refused: header fingerprint" "$tmp/out"
 check "inspect --json: accepted false" sh -c "'$THAW' inspect '$img' --json --root '$root' | grep -q '\"accepted\":false'"

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include <json.h>
 #include <libcryptsetup.h>
+#include "clock.h"
 #include "luks.h"
 #include "luks_token.h"
 
@@ -134,6 +135,30 @@ static void test_check_key(void **state)
         assert_int_equal(luks_check_key(img, wrong, &foreign_policy), -EPERM);
         secret_freep(&wrong);
         assert_true(luks_check_key(blank, keys[0], &foreign_policy) < 0);
+}
+
+/*
+ * A deadline already passed (rd.thaw.timeout=0, or a key that took the whole timeout to fetch)
+ * still lets the first allowed keyslot be tried, and only that one: keys[0] opens slot 0, keys[1]
+ * (slot 1) gets -ETIME after slot 0's one try. The first try is made with and without a passphrase's
+ * argon2 allowance, and with a mapping name NULL (no device-mapper).
+ */
+static void test_deadline_passed(void **state)
+{
+        const struct luks_policy late = { .profile = LUKS_PROFILE_FOREIGN, .deadline_ms = 1 };
+        const struct luks_policy ahead = { .profile = LUKS_PROFILE_FOREIGN, .deadline_ms = clock_now_ms() + 600000 };
+        char why[256];
+
+        (void)state;
+        assert_int_equal(luks_activate(img, NULL, keys[0], &late), 0);
+        assert_int_equal(luks_check_key(img, keys[0], &late), 0);
+        assert_int_equal(luks_activate_passphrase(img, NULL, keys[0], 1024, &late, why, sizeof(why)), 0);
+        /* Had slot 1 been tried, keys[1] would open it (0); had none been, keys[0] would not have. */
+        assert_int_equal(luks_activate(img, NULL, keys[1], &late), -ETIME);
+        assert_int_equal(luks_activate_passphrase(img, NULL, keys[1], 1024, &late, why, sizeof(why)), -ETIME);
+        /* Without a deadline, or with one to come, slot 1 is tried. */
+        assert_int_equal(luks_activate(img, NULL, keys[1], &foreign_policy), 0);
+        assert_int_equal(luks_activate(img, NULL, keys[1], &ahead), 0);
 }
 
 /*
@@ -611,6 +636,7 @@ int main(void)
                 cmocka_unit_test(test_tokens_round_trip),
                 cmocka_unit_test(test_tokens_bound_to_keyslots),
                 cmocka_unit_test(test_check_key),
+                cmocka_unit_test(test_deadline_passed),
                 cmocka_unit_test(test_expensive_slots_skipped),
                 cmocka_unit_test(test_passphrase_argon2_limits),
                 cmocka_unit_test(test_uuid),

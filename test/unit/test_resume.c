@@ -475,10 +475,186 @@ static void test_bad_header(void **state)
                          RESUME_BAD_HEADER);
         assert_int_equal(header_seen.profile, LUKS_PROFILE_FOREIGN);
         assert_int_equal(fx.activations, 0);
-        /* A malformed pin is ignored (and reported), never taken as "no header check". */
+}
+
+/* A header that passes: the check is counted and the policy it was asked with kept. */
+static int header_checks;
+
+static int accepting_header(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size)
+{
+        (void)dev;
+        (void)fp;
+        (void)why;
+        (void)size;
+        header_checks++;
+        header_seen = *p;
+        snprintf(header_pin, sizeof(header_pin), "%s", p->pin ? p->pin : "");
+        return 0;
+}
+
+/*
+ * A malformed pin pins nothing and is reported (args.c is strict); the header is still checked
+ * against the policy before the key is tried, and a malformed rd.thaw.header= does not unpin the
+ * header= of thaw.conf.
+ */
+static void test_malformed_pin(void **state)
+{
+        struct resume_ops ops = fake_ops;
+        const char *pin = "sha256:00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        char conf[256];
+
+        (void)state;
+        ops.check_header = accepting_header;
+        fx.header = HDR_SWAP;
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.header=sha256:xyz",
-                             &ops), RESUME_BAD_HEADER);
+                             &ops), RESUME_NO_IMAGE);
+        assert_true(said("ignoring 1 bad kernel argument(s), the first: \"rd.thaw.header=sha256:xyz\""));
+        assert_int_equal(header_checks, 1);
         assert_string_equal(header_pin, "");
+        assert_int_equal(header_seen.profile, LUKS_PROFILE_THAW);
+        assert_int_equal(fx.activations, 1);
+
+        /* thaw.conf's pin stays: the malformed one on the command line does not win. */
+        fx.said = header_checks = 0;
+        unlink_mapper();
+        snprintf(conf, sizeof(conf), "header=%s\n", pin);
+        ft_puts("/etc/thaw/thaw.conf", conf);
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.header=sha256:XYZ",
+                             &ops), RESUME_NO_IMAGE);
+        assert_true(said("ignoring 1 bad kernel argument(s), the first: \"rd.thaw.header=sha256:XYZ\""));
+        assert_int_equal(header_checks, 1);
+        assert_string_equal(header_pin, pin);
+
+        /* A malformed header= in thaw.conf: reported, and the check still runs, without a pin. */
+        fx.said = header_checks = 0;
+        unlink_mapper();
+        ft_puts("/etc/thaw/thaw.conf", "header=sha256:0011\n");
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &ops), RESUME_NO_IMAGE);
+        assert_true(said("ignoring 1 bad line(s) in /etc/thaw/thaw.conf, the first: \"header=sha256:0011\""));
+        assert_int_equal(header_checks, 1);
+        assert_string_equal(header_pin, "");
+}
+
+/*
+ * The header passed check_header() but changed before the key was tried: the activation's own
+ * check refuses it (-LUKS_EPOLICY). Told as a refused header, with the policy's reason from a new
+ * check of the device, not as a key failure; the chain stops there.
+ */
+static int header_flips(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size)
+{
+        (void)dev;
+        (void)p;
+        (void)fp;
+        if (header_checks++ == 0)
+                return 0;
+        snprintf(why, size, "segment 0 encryption is cipher_null-ecb: not a header thaw wrote");
+        return -LUKS_EPOLICY;
+}
+
+static void test_header_changed_before_unlock(void **state)
+{
+        struct resume_ops ops = fake_ops;
+        char want[PATH_MAX + 256];
+
+        (void)state;
+        ops.check_header = header_flips;
+        header_checks = 0;
+        fx.activate_err = -LUKS_EPOLICY;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,keyfile:/keys/bad", &ops),
+                         RESUME_BAD_HEADER);
+        snprintf(want, sizeof(want), "LUKS2 header of %s/dev/vdb refused: segment 0 encryption is "
+                 "cipher_null-ecb: not a header thaw wrote; nothing unlocked, boot continues without resume",
+                 ft_root);
+        assert_string_equal(last(), want);
+        assert_int_equal(header_checks, 2);
+        assert_int_equal(fx.activations, 1);
+        assert_int_equal(fx.handoffs, 0);
+        assert_false(said("Wrong medium type"));
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "outcome=bad-header\n"));
+        assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
+
+        /* Checked again, the device passes (changed back): the line still says the header was refused. */
+        fx.said = 0;
+        ops.check_header = accepting_header;
+        header_checks = 0;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good", &ops), RESUME_BAD_HEADER);
+        snprintf(want, sizeof(want), "LUKS2 header of %s/dev/vdb refused: it changed after it was checked and "
+                 "failed the check made when the key was tried; nothing unlocked, boot continues without "
+                 "resume", ft_root);
+        assert_string_equal(last(), want);
+}
+
+/*
+ * rd.thaw.timeout= passed while keyslots were left to try: said as such (not "Timer expired"),
+ * and the next source still gets its try before the summary line.
+ */
+static void test_deadline_stops_keyslots(void **state)
+{
+        char want[PATH_MAX + 512];
+
+        (void)state;
+        fx.activate_err = -ETIME;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,keyfile:/keys/bad "
+                             "rd.thaw.timeout=0", &fake_ops), RESUME_NO_KEY);
+        assert_int_equal(fx.activations, 2);
+        assert_true(said("cannot get the key from keyfile:/keys/good (not the key of the first keyslot tried, "
+                         "and rd.thaw.timeout= (0 s) passed before the next one was tried): trying "
+                         "keyfile:/keys/bad"));
+        snprintf(want, sizeof(want), "no key source unlocked %s/dev/vdb (keyfile:/keys/good: not the key of "
+                 "the first keyslot tried, and rd.thaw.timeout= (0 s) passed before the next one was tried; "
+                 "keyfile:/keys/bad: not the key of the first keyslot tried, and rd.thaw.timeout= (0 s) passed "
+                 "before the next one was tried): boot continues without resume; the image, if any, is kept",
+                 ft_root);
+        assert_string_equal(last(), want);
+        assert_false(said("Timer expired"));
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "outcome=no-key\n"));
+}
+
+/* The key checked on a real LUKS2 header (no device-mapper: name NULL), then the fake mapping. */
+static int activate_checked(const char *dev, const char *name, const struct secret *key,
+                            const struct luks_policy *p)
+{
+        int r = luks_activate(dev, NULL, key, p);
+
+        return r < 0 ? r : fake_activate(dev, name, key, p);
+}
+
+/*
+ * rd.thaw.timeout=0 (thaw(8) allows it): the deadline has passed before the unlock, yet the key
+ * that was fetched gets its try on the real header, checked by the real policy.
+ */
+static void test_timeout_zero_unlocks(void **state)
+{
+        struct resume_ops ops = fake_ops;
+        struct keysrc_ctx kc = { .root = ft_root };
+        struct keysrc_enrollment e = { 0 };
+        char token[LUKS_TOKEN_JSON_MAX], dev[PATH_MAX];
+        struct secret *key = NULL;
+        struct keychain chain;
+        int fd;
+
+        (void)state;
+        ft_abs(dev, sizeof(dev), "/dev/vdb");
+        fd = open(dev, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, 20 << 20), 0); /* room for the 16 MiB LUKS2 header */
+        close(fd);
+        assert_int_equal(keychain_parse("keyfile:/keys/good", &chain), 0);
+        assert_int_equal(keysrc_fetch(&chain.src[0], &kc, &key), 0);
+        assert_int_equal(luks_token_build(&chain.src[0], token, sizeof(token)), 0);
+        e.key = key;
+        e.token = token;
+        assert_int_equal(luks_format(dev, NULL, 1, &e, false), 0);
+        secret_free(key);
+
+        ops.probe = luks_probe;
+        ops.check_header = luks_header_check;
+        ops.activate = activate_checked;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.timeout=0", &ops),
+                         RESUME_NO_IMAGE);
+        assert_true(said("as /dev/mapper/thaw-swap with keyfile:/keys/good"));
+        assert_int_equal(fx.activations, 1);
 }
 
 static void test_no_key_reasons(void **state)
@@ -1161,6 +1337,10 @@ int main(void)
                 T(test_device_appears_late),
                 T(test_not_luks),
                 T(test_bad_header),
+                T(test_malformed_pin),
+                T(test_header_changed_before_unlock),
+                T(test_deadline_stops_keyslots),
+                T(test_timeout_zero_unlocks),
                 T(test_no_key_reasons),
                 T(test_passphrase_memory),
                 T(test_tpm2_then_keyfile),

@@ -19,6 +19,7 @@ Operations (in this order when several are given):
   --token ID              the token --null-keyslot copies (default: the first)
   --keyslot-kdf S:F=N     keyslot S's kdf field F (iterations, time, memory, cpus) becomes N
   --digest-iterations N   every digest's PBKDF2 iteration count becomes N
+  --uuid TEXT             the binary header's UUID field (40 bytes) becomes TEXT (\\e is ESC)
   --print-json            print the (edited) JSON
   --print-data-offset     print segment 0's offset in bytes
 Every edit bumps the sequence id of both copies.
@@ -37,7 +38,8 @@ MAGIC_SECONDARY = b"SKUL\xba\xbe"
 BIN_SIZE = 4096  # the binary header; the JSON area follows it up to hdr_size
 # Offsets in struct luks2_hdr_disk (lib/luks2/luks2.h), every integer big-endian.
 OFF_VERSION, OFF_HDR_SIZE, OFF_SEQID = 6, 8, 16
-OFF_CSUM_ALG, OFF_HDR_OFFSET, OFF_CSUM = 72, 256, 448
+OFF_CSUM_ALG, OFF_UUID, OFF_HDR_OFFSET, OFF_CSUM = 72, 168, 256, 448
+UUID_LEN = 40
 CSUM_LEN = 64
 HDR_SIZES = (16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304)
 MAX_HDR_SIZE = HDR_SIZES[-1]
@@ -189,6 +191,7 @@ def main():
     p.add_argument("--token", metavar="ID")
     p.add_argument("--keyslot-kdf", metavar="S:F=N", action="append", default=[])
     p.add_argument("--digest-iterations", type=int)
+    p.add_argument("--uuid")
     p.add_argument("--print-json", action="store_true")
     p.add_argument("--print-data-offset", action="store_true")
     a = p.parse_args()
@@ -221,6 +224,12 @@ def main():
                 die("iterations must fit a u32")
             for d in meta["digests"].values():
                 d["iterations"] = a.digest_iterations
+            edited = True
+        if a.uuid is not None:
+            text = a.uuid.replace("\\e", "\x1b").encode("utf-8")
+            if len(text) >= UUID_LEN:
+                die("a UUID has at most %d bytes" % (UUID_LEN - 1))
+            head[OFF_UUID:OFF_UUID + UUID_LEN] = text + bytes(UUID_LEN - len(text))
             edited = True
         if edited:
             write_copies(f, head, hdr_size, meta, seqid + 1)

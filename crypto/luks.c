@@ -250,9 +250,11 @@ static int slot_allowed(struct crypt_device *cd, int slot, uint64_t argon2_max_k
         return 0;
 }
 
-static int slot_cheap(struct crypt_device *cd, int slot)
+int luks_slot_cheap_cd(struct crypt_device *cd, int slot, uint64_t argon2_max_kib)
 {
-        return slot_allowed(cd, slot, 0, NULL, 0);
+        if (!cd || slot < 0 || slot >= crypt_keyslot_max(CRYPT_LUKS2))
+                return 0;
+        return slot_allowed(cd, slot, argon2_max_kib, NULL, 0);
 }
 
 static int activate(const char *dev, const char *name, const struct secret *key, uint64_t argon2_max_kib,
@@ -270,7 +272,7 @@ static int activate(const char *dev, const char *name, const struct secret *key,
         slots = crypt_keyslot_max(CRYPT_LUKS2);
         r = -EPERM; /* no allowed keyslot takes this key (or there is none) */
         for (int slot = 0; slot < slots && r == -EPERM; slot++) {
-                if (argon2_max_kib ? !slot_allowed(cd, slot, argon2_max_kib, why, size) : !slot_cheap(cd, slot))
+                if (!slot_allowed(cd, slot, argon2_max_kib, why, size))
                         continue;
                 /*
                  * The first allowed keyslot is always tried, however late: a key that took the whole
@@ -316,7 +318,7 @@ static int cheap_slot_of(struct crypt_device *cd, const struct secret *key)
         for (int slot = 0; slot < slots; slot++) {
                 int r;
 
-                if (!slot_cheap(cd, slot))
+                if (!luks_slot_cheap_cd(cd, slot, 0))
                         continue;
                 r = crypt_activate_by_passphrase(cd, NULL, slot, (const char *)key->data, key->len, 0);
                 if (r != -EPERM)
@@ -406,7 +408,7 @@ static int volume_key(struct crypt_device *cd, const struct secret *key, struct 
         for (int slot = 0; slot < slots && r == -EPERM; slot++) {
                 size_t len = vk->cap;
 
-                if (!slot_cheap(cd, slot))
+                if (!luks_slot_cheap_cd(cd, slot, 0))
                         continue;
                 r = crypt_volume_key_get(cd, slot, (char *)vk->data, &len, (const char *)key->data, key->len);
                 if (r >= 0)

@@ -119,6 +119,14 @@ int luks_header_check(const char *dev, const struct luks_policy *p, char *fp, ch
 struct crypt_device;
 /* The same on a header libcryptsetup has loaded already (the token plugin's cd). */
 int luks_header_check_cd(struct crypt_device *cd, const struct luks_policy *p, char *why, size_t size);
+/*
+ * 1 if thaw itself would try keyslot slot of cd's header: active, and PBKDF2 with at most
+ * LUKS_PBKDF2_ITER_MAX iterations, or (argon2_max_kib > 0, for a passphrase a person types) argon2i/id
+ * with at most argon2_max_kib KiB of memory and LUKS_ARGON2_WORK_MAX work; 0 if not (inactive,
+ * out of range, another KDF or over the caps). luks_activate*() and the token plugin both use it:
+ * through a token libcryptsetup runs every bound keyslot's KDF itself, with no cap of its own.
+ */
+int luks_slot_cheap_cd(struct crypt_device *cd, int slot, uint64_t argon2_max_kib);
 
 /* 1 if the mapping name is active, 0 if not. */
 int luks_is_active(const char *name);

@@ -322,8 +322,11 @@ static int check(struct json_object *h, enum luks_profile prof, char *why, size_
 
                 if (r < 0)
                         break;
-                if (*end || end == key || slot < 0 || slot >= 32)
-                        return refuse(why, size, "a keyslot is numbered %.16s" NOT_OURS, key);
+                if (*end || end == key || slot < 0 || slot >= 32) {
+                        char b[SHOWN_MAX + 1];
+
+                        return refuse(why, size, "a keyslot is numbered %s" NOT_OURS, shown(key, b, sizeof(b)));
+                }
                 r = check_keyslot(val, (int)slot, prof, integrity, why, size);
         }
         return r;

@@ -144,10 +144,15 @@ static enum cmd_status inspect_header(const char *root, const char *dev, bool js
                 printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY));
                 json_object_put(o);
         } else {
-                printf("%s: LUKS2 container (UUID %s)\n", dev, uuid);
+                /* Both are the header's text (an attacker may have written them): escaped, as all such text. */
+                char uuid_shown[4 * sizeof(uuid)], why_shown[4 * sizeof(why)];
+
+                escape_text(uuid_shown, sizeof(uuid_shown), uuid);
+                escape_text(why_shown, sizeof(why_shown), why);
+                printf("%s: LUKS2 container (UUID %s)\n", dev, uuid_shown);
                 printf("  fingerprint:    %s\n", *fp ? fp : "unknown");
                 printf("  pinned:         %s\n", p.pin && *p.pin ? p.pin : "no (not thaw.conf's device, or no header=)");
-                printf("  header policy:  %s%s (%s profile)\n", r == 0 ? "accepted" : "refused: ", r == 0 ? "" : why,
+                printf("  header policy:  %s%s (%s profile)\n", r == 0 ? "accepted" : "refused: ", r == 0 ? "" : why_shown,
                        p.profile == LUKS_PROFILE_FOREIGN ? "foreign" : "thaw");
         }
         return r == 0 ? CMD_OK : CMD_FAILED;

@@ -16,7 +16,10 @@ Operations (in this order when several are given):
                           keyslot area, segment 0's pbkdf2-sha256 digest recomputed for it (the
                           old keyslots no longer pass it), and a copy of the first token pointing
                           at the new keyslot
+  --token ID              the token --null-keyslot copies (default: the first)
+  --keyslot-kdf S:F=N     keyslot S's kdf field F (iterations, time, memory, cpus) becomes N
   --digest-iterations N   every digest's PBKDF2 iteration count becomes N
+  --uuid TEXT             the binary header's UUID field (40 bytes) becomes TEXT (\\e is ESC)
   --print-json            print the (edited) JSON
   --print-data-offset     print segment 0's offset in bytes
 Every edit bumps the sequence id of both copies.
@@ -35,7 +38,8 @@ MAGIC_SECONDARY = b"SKUL\xba\xbe"
 BIN_SIZE = 4096  # the binary header; the JSON area follows it up to hdr_size
 # Offsets in struct luks2_hdr_disk (lib/luks2/luks2.h), every integer big-endian.
 OFF_VERSION, OFF_HDR_SIZE, OFF_SEQID = 6, 8, 16
-OFF_CSUM_ALG, OFF_HDR_OFFSET, OFF_CSUM = 72, 256, 448
+OFF_CSUM_ALG, OFF_UUID, OFF_HDR_OFFSET, OFF_CSUM = 72, 168, 256, 448
+UUID_LEN = 40
 CSUM_LEN = 64
 HDR_SIZES = (16384, 32768, 65536, 131072, 262144, 524288, 1048576, 2097152, 4194304)
 MAX_HDR_SIZE = HDR_SIZES[-1]
@@ -131,7 +135,7 @@ def free_id(table, limit):
     die("no free id among %d" % limit)
 
 
-def null_keyslot(f, meta, hdr_size, vkfile):
+def null_keyslot(f, meta, hdr_size, vkfile, token_id=None):
     """Adds the forged cipher_null keyslot, its digest and a copied token; returns the keyslot id."""
     keyslots, digests, tokens = meta["keyslots"], meta["digests"], meta["tokens"]
     key_size = int(meta["segments"]["0"].get("key_size", 0)) or \
@@ -170,7 +174,10 @@ def null_keyslot(f, meta, hdr_size, vkfile):
                                                             int(seg_digest[0]["iterations"]), 32))})
     # The copied token makes the forged keyslot the one the token's key source is tried against.
     if tokens:
-        token = json.loads(json.dumps(tokens[sorted(tokens, key=int)[0]]))
+        src = token_id if token_id is not None else sorted(tokens, key=int)[0]
+        if src not in tokens:
+            die("no token %s to copy" % src)
+        token = json.loads(json.dumps(tokens[src]))
         token["keyslots"] = [slot]
         tokens[free_id(tokens, 32)] = token
     return slot
@@ -181,7 +188,10 @@ def main():
     p.add_argument("image")
     p.add_argument("--segment-cipher")
     p.add_argument("--null-keyslot", metavar="VKFILE")
+    p.add_argument("--token", metavar="ID")
+    p.add_argument("--keyslot-kdf", metavar="S:F=N", action="append", default=[])
     p.add_argument("--digest-iterations", type=int)
+    p.add_argument("--uuid")
     p.add_argument("--print-json", action="store_true")
     p.add_argument("--print-data-offset", action="store_true")
     a = p.parse_args()
@@ -194,13 +204,32 @@ def main():
             meta["segments"]["0"]["encryption"] = a.segment_cipher
             edited = True
         if a.null_keyslot is not None:
-            print("forged keyslot %s" % null_keyslot(f, meta, hdr_size, a.null_keyslot), file=sys.stderr)
+            print("forged keyslot %s" % null_keyslot(f, meta, hdr_size, a.null_keyslot, a.token), file=sys.stderr)
+            edited = True
+        for spec in a.keyslot_kdf:
+            try:
+                slot, rest = spec.split(":", 1)
+                field, value = rest.split("=", 1)
+                value = int(value)
+            except ValueError:
+                die("--keyslot-kdf wants SLOT:FIELD=NUMBER, not %r" % spec)
+            if slot not in meta["keyslots"] or field not in ("iterations", "time", "memory", "cpus"):
+                die("no keyslot %s, or %s is not a kdf cost" % (slot, field))
+            if not 1 <= value <= 0xFFFFFFFF:
+                die("a kdf cost must fit a u32")
+            meta["keyslots"][slot]["kdf"][field] = value
             edited = True
         if a.digest_iterations is not None:
             if not 1 <= a.digest_iterations <= 0xFFFFFFFF:
                 die("iterations must fit a u32")
             for d in meta["digests"].values():
                 d["iterations"] = a.digest_iterations
+            edited = True
+        if a.uuid is not None:
+            text = a.uuid.replace("\\e", "\x1b").encode("utf-8")
+            if len(text) >= UUID_LEN:
+                die("a UUID has at most %d bytes" % (UUID_LEN - 1))
+            head[OFF_UUID:OFF_UUID + UUID_LEN] = text + bytes(UUID_LEN - len(text))
             edited = True
         if edited:
             write_copies(f, head, hdr_size, meta, seqid + 1)

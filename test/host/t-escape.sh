@@ -65,6 +65,13 @@ run "thaw enroll --list" "$THAW" enroll --device "$img" --list
 check "thaw enroll --list: the tokens are listed" grep -qF 'thaw-\x1b[2Jevil\x07' "$tmp/out"
 "$THAW" inspect "$img" --root "$root" > "$tmp/out" 2>&1
 check "thaw inspect: no raw control byte" clean "$tmp/out"
+# The LUKS2 UUID is the header's text too: 40 bytes of the binary header that nothing checks.
+cp "$img" "$tmp/uuid.img"
+if python3 "$(dirname "$0")/../luks2-forge.py" "$tmp/uuid.img" --uuid '\e[2Jevil\e]0;x' > "$tmp/out" 2>&1; then
+        run "thaw inspect of a forged UUID" "$THAW" inspect "$tmp/uuid.img" --root "$root"
+else
+        check "luks2-forge.py --uuid" false
+fi
 # thaw's messages quote the header's text (a key source from a token) through one log function.
 run "thaw enroll --check" "$THAW" enroll --device "$img" --check "$(printf 'keyfile:/k\033]0;owned')" --root "$root"
 

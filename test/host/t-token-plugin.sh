@@ -52,9 +52,11 @@ not_ok() {
 }
 
 # cs ARGS...: cryptsetup with our plugin directory in place of the system's; output in $tmp/out.
+# Killed after $limit seconds: a KDF the plugin should have refused would run for hours.
+limit=120
 cs() {
         # shellcheck disable=SC2016 # expanded by the inner shell
-        unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh \
+        timeout "$limit" unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh \
                 "$tokens" "$tokdir" "$@" > "$tmp/out" 2>&1
 }
 
@@ -167,7 +169,7 @@ typed_cs() {
         answer=$1
         shift
         # shellcheck disable=SC2016 # expanded by the inner shell
-        python3 "$here/pty-answer.py" "PIN: " "$answer" unshare -m sh -c \
+        python3 "$here/pty-answer.py" "PIN: " "$answer" timeout "$limit" unshare -m sh -c \
                 'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh "$tokens" "$tokdir" "$@" \
                 > "$tmp/out" 2>&1
 }
@@ -182,6 +184,61 @@ if ! typed_cs "not it" open --token-only --token-type thaw-passphrase --test-pas
 else
         not_ok "a wrong PIN does not"
 fi
+
+# Forged headers (test/luks2-forge.py, as an attacker who can write the disk): the plugin refuses the
+# token before it reads any key or hands over the PIN. Each must be refused within seconds.
+forge=$here/../luks2-forge.py
+limit=20
+# json_of IMG EXPR: EXPR (python, over the header's JSON as m) printed.
+json_of() {
+        python3 "$forge" "$1" --print-json | python3 -c 'import json, sys; m = json.load(sys.stdin); print('"$2"')'
+}
+pwtok=$(json_of "$img" '[t for t, v in m["tokens"].items() if v["type"] == "thaw-passphrase"][0]')
+pwslot=$(json_of "$img" 'm["tokens"]["'"$pwtok"'"]["keyslots"][0]')
+
+# CVE-2025-59054: a cipher_null keyslot and a copy of the thaw-passphrase token bound to it would take
+# any PIN on libcryptsetup < 2.8.1. open() asks for the PIN; open_pin() refuses the header. (This host
+# may lack AF_ALG, so cipher_null could not open here anyway: what counts is the refusal.)
+cp "$img" "$tmp/null.img"
+python3 "$forge" "$tmp/null.img" --null-keyslot "$tmp/vk" --token "$pwtok" > "$tmp/out" 2>&1
+nulltok=$(json_of "$tmp/null.img" 'max(int(t) for t, v in m["tokens"].items() if v["type"] == "thaw-passphrase")')
+nullslot=$(json_of "$tmp/null.img" 'm["tokens"]["'"$nulltok"'"]["keyslots"][0]')
+if ! typed_cs "any PIN at all" open --token-only --token-id "$nulltok" --test-passphrase "$tmp/null.img" &&
+        grep -q "PIN" "$tmp/out" &&
+        grep -qF "thaw token $nulltok: LUKS2 header refused before any key was tried: keyslot $nullslot area encryption is cipher_null-ecb" "$tmp/out"; then
+        ok "open_pin refuses a forged cipher_null keyslot with a copied thaw-passphrase token"
+else
+        not_ok "open_pin refuses a forged cipher_null keyslot with a copied thaw-passphrase token"
+fi
+
+# A keyfile token's keyslot forged to 2,000,000,000 PBKDF2 iterations: hours per try, inside
+# systemd-cryptsetup. The key file is not there either: the plugin must refuse before it looks.
+cp "$img" "$tmp/iter.img"
+python3 "$forge" "$tmp/iter.img" --keyslot-kdf 1:iterations=2000000000 > "$tmp/out" 2>&1
+mv "$tmp/key" "$tmp/key.away"
+expect "a token bound to a 2e9-iteration keyslot is refused before its key is read" fail \
+        "thaw token 7: keyslot 1 is inactive or costs more than thaw would try (cheap PBKDF2 only): token refused before its key was read" \
+        open -v --token-only --token-id 7 --test-passphrase "$tmp/iter.img"
+if grep -qF "cannot read the key" "$tmp/out"; then
+        not_ok "and the plugin never tried to read the key file"
+else
+        ok "and the plugin never tried to read the key file"
+fi
+mv "$tmp/key.away" "$tmp/key"
+expect "the same token on the unforged header still unlocks" 0 "" \
+        open --token-only --token-id 7 --test-passphrase "$img"
+
+# The passphrase's argon2id keyslot forged to 8 GiB (twice the work thaw allows, whatever the RAM):
+# the OOM killer's, not a boot's. Refused at open_pin, the PIN never handed over.
+cp "$img" "$tmp/argon.img"
+python3 "$forge" "$tmp/argon.img" --keyslot-kdf "$pwslot:memory=8388608" > "$tmp/out" 2>&1
+if ! typed_cs "$pw" open --token-only --token-id "$pwtok" --test-passphrase "$tmp/argon.img" &&
+        grep -qF "thaw token $pwtok: keyslot $pwslot is inactive or costs more than thaw would try (cheap PBKDF2 or argon2 within half the RAM): token refused before its key was read" "$tmp/out"; then
+        ok "open_pin refuses a thaw-passphrase token bound to an 8 GiB argon2 keyslot"
+else
+        not_ok "open_pin refuses a thaw-passphrase token bound to an 8 GiB argon2 keyslot"
+fi
+limit=120
 
 # libcryptsetup may open tokens of several devices at once (one context per thread): the plugin's
 # own code keeps no per-call state in writable static storage (.data or .bss).

@@ -403,6 +403,58 @@ static void test_passphrase_argon2_limits(void **state)
         unlink(copy);
 }
 
+/*
+ * luks_slot_cheap_cd(): the keyslots thaw would try, as luks.c and the token plugin ask it (the
+ * plugin refuses a token bound to any other: libcryptsetup would run its KDF unasked).
+ */
+static void test_slot_cheap_cd(void **state)
+{
+        const struct crypt_pbkdf_type argon = {
+                .type = CRYPT_KDF_ARGON2ID, .iterations = 4, .max_memory_kb = 32, .parallel_threads = 1,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct crypt_pbkdf_type over = {
+                .type = CRYPT_KDF_PBKDF2, .hash = "sha256", .iterations = LUKS_PBKDF2_ITER_MAX + 1,
+                .flags = CRYPT_PBKDF_NO_BENCHMARK,
+        };
+        struct crypt_device *cd = NULL;
+        struct secret *k = NULL;
+        char copy[320], cmd[700];
+        int over_slot, argon_slot, big_slot, huge_slot;
+
+        (void)state;
+        snprintf(copy, sizeof(copy), "%s/cheap.img", dir);
+        snprintf(cmd, sizeof(cmd), "cp --sparse=always '%s' '%s'", img, copy);
+        assert_int_equal(system(cmd), 0);
+        assert_int_equal(secret_random(20, &k), 0);
+        over_slot = add_slot(copy, &over, k);
+        argon_slot = add_slot(copy, &argon, k);
+        big_slot = add_slot(copy, &argon, k);
+        over.iterations = LUKS_PBKDF2_ITER;
+        huge_slot = add_slot(copy, &over, k);
+        craft_kdf(copy, big_slot, "memory", 8388608);
+        craft_iterations(copy, huge_slot, 2000000000);
+
+        assert_int_equal(crypt_init(&cd, copy), 0);
+        assert_int_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0);
+        assert_int_equal(luks_slot_cheap_cd(cd, 0, 0), 1);             /* thaw's own PBKDF2 slot */
+        assert_int_equal(luks_slot_cheap_cd(cd, 0, 1048576), 1);
+        assert_int_equal(luks_slot_cheap_cd(cd, over_slot, 0), 0);     /* one iteration over the cap */
+        assert_int_equal(luks_slot_cheap_cd(cd, over_slot, 1048576), 0);
+        assert_int_equal(luks_slot_cheap_cd(cd, huge_slot, 1048576), 0);
+        assert_int_equal(luks_slot_cheap_cd(cd, argon_slot, 0), 0);    /* argon2: only for a passphrase */
+        assert_int_equal(luks_slot_cheap_cd(cd, argon_slot, 1024), 1);
+        assert_int_equal(luks_slot_cheap_cd(cd, argon_slot, 16), 0);   /* more than half the RAM */
+        assert_int_equal(luks_slot_cheap_cd(cd, big_slot, UINT64_MAX), 0); /* 8 GiB: over the work cap */
+        assert_int_equal(luks_slot_cheap_cd(cd, 31, 0), 0);            /* inactive */
+        assert_int_equal(luks_slot_cheap_cd(cd, -1, 0), 0);
+        assert_int_equal(luks_slot_cheap_cd(cd, 32, 0), 0);
+        assert_int_equal(luks_slot_cheap_cd(NULL, 0, 0), 0);
+        crypt_free(cd);
+        secret_freep(&k);
+        unlink(copy);
+}
+
 static void test_uuid(void **state)
 {
         char uuid[37], small[8] = "keep";
@@ -639,6 +691,7 @@ int main(void)
                 cmocka_unit_test(test_deadline_passed),
                 cmocka_unit_test(test_expensive_slots_skipped),
                 cmocka_unit_test(test_passphrase_argon2_limits),
+                cmocka_unit_test(test_slot_cheap_cd),
                 cmocka_unit_test(test_uuid),
                 cmocka_unit_test(test_header_holds_no_key),
                 cmocka_unit_test(test_foreign_tokens_ignored),

@@ -311,6 +311,11 @@ static void test_hostile_text_shown_safely(void **state)
         assert_int_equal(verdict(json, &thaw, why, sizeof(why)), -LUKS_EPOLICY);
         assert_string_equal(why, "segment 0 encryption is evil?[2J?x:" NOT);
         free(json);
+        /* A keyslot's number is the header's text too. */
+        json = with("keyslots/\x1b[2J\x07", "{}");
+        assert_int_equal(verdict(json, &thaw, why, sizeof(why)), -LUKS_EPOLICY);
+        assert_string_equal(why, "a keyslot is numbered ?[2J?:" NOT);
+        free(json);
 }
 
 int main(void)

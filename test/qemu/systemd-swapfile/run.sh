@@ -56,8 +56,8 @@ tq_check "mkroot: the package's thaw setup --swapfile succeeded" tq_has mkroot "
 args=$(sed -n 's/.*THAW-TEST: setup-cmdline: //p' "$TQ_WORK/mkroot.log" | head -n1)
 offset=$(printf '%s\n' "$args" | sed -n 's/.*resume_offset=\([0-9]*\).*/\1/p')
 tq_log "printed: $args"
-tq_check "mkroot: it printed the root container, the root's mapping name and resume_offset" \
-    grep -qxE "rd\.thaw\.device=UUID=$uuid rd\.thaw\.key=fwcfg:opt/thaw/key rd\.thaw\.name=luks-$uuid resume_offset=[1-9][0-9]*" \
+tq_check "mkroot: it printed the root container, the root's mapping name, the header pin and resume_offset" \
+    grep -qxE "rd\.thaw\.device=UUID=$uuid rd\.thaw\.key=fwcfg:opt/thaw/key rd\.thaw\.name=luks-$uuid rd\.thaw\.header=sha256:[0-9a-f]{64} resume_offset=[1-9][0-9]*" \
     <<< "$args"
 
 src=imds:aws:/latest/raw

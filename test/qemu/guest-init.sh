@@ -92,6 +92,8 @@ sdenroll() {
 		--tpm2-device=/dev/tpmrm0 --tpm2-pcrs="$pcrs" /dev/vdb 2>&1 | sed 's/^/THAW-TEST: cryptenroll: /'
 	cryptsetup luksDump /dev/vdb | grep -q 'systemd-tpm2' || fail "no systemd-tpm2 token after systemd-cryptenroll"
 	say "systemd-tpm2 enrolled"
+	# The header changed on purpose: re-pinned as thaw(8) says, or thaw hibernate refuses the stale pin.
+	thaw enroll --device /dev/vdb --repin 2>&1 | sed 's/^/THAW-TEST: repin: /'
 }
 
 # wait_ready FILE PID NAME: waits (up to 300 s) until the workload PID has created FILE.

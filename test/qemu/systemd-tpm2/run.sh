@@ -17,6 +17,7 @@ tq_root_add "$(command -v systemd-cryptenroll)" "$libdir"/libtss2-{esys,rc,mu}.s
 
 tq_hibernate_boot hibernate thaw.sdenroll=7
 tq_check "hibernate: systemd-cryptenroll added a systemd-tpm2 keyslot" tq_has hibernate "THAW-TEST: systemd-tpm2 enrolled"
+tq_check "hibernate: the changed header re-pinned (thaw enroll --repin)" tq_has hibernate "THAW-TEST: repin: rd.thaw.header=sha256:"
 TQ_FWCFG_KEY=$TQ_WORK/wrong-key
 tq_resume_boot resume rd.thaw.key=systemd-tpm2
 tq_check "resume: unlocked with systemd-tpm2" tq_has resume "/dev/mapper/thaw-swap with systemd-tpm2"

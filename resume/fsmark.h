@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * File-system markers: values on a file system's own disk that change with every later mount or
+ * write, read from the block device (never through a mount). thaw hibernate records them in the
+ * image's ticket; thaw resume reads them again at boot: any difference means that something
+ * mounted or wrote the file system after the image was made, and resuming it would corrupt it.
+ *
+ * ext4 (and ext2/ext3): the superblock's mount count, last mount time, last write time, kbytes
+ * written, and the jbd2 journal's commit sequence (the sequence of the last transaction committed
+ * to the log, found by walking the log from its start; the journal superblock's own sequence when
+ * the log is empty). btrfs: the superblock's generation. Other types (xfs, ...): not known, said so.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FSMARK_TYPE_MAX 16
+#define FSMARK_UUID_MAX 37   /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" and NUL */
+#define FSMARK_LIST_MAX 16   /* read-write block-device mounts recorded */
+#define FSMARK_WHY_MAX 256
+
+/* Which markers a comparison trusts. */
+enum fsmark_level {
+        FSMARK_ALL,    /* read while the system was frozen after the last sync (thaw's writer) */
+        FSMARK_MOUNT,  /* read while the system still ran (the kernel writes): mount count and mount time only */
+};
+
+struct fsmark {
+        char type[FSMARK_TYPE_MAX];   /* "ext4", "ext3", "ext2", "btrfs", "xfs", ... as blkid says */
+        char uuid[FSMARK_UUID_MAX];   /* the file system's UUID, lower-case, "" if none */
+        bool known;                   /* the markers below were read (a type thaw knows) */
+        /* ext2/3/4 */
+        uint32_t mnt_count;           /* s_mnt_count */
+        uint32_t mtime;               /* s_mtime (seconds; the hi byte folded in where present) */
+        uint32_t wtime;               /* s_wtime */
+        uint64_t kbytes_written;      /* s_kbytes_written */
+        bool has_journal;
+        uint32_t journal_seq;         /* last committed transaction in the log, see above */
+        /* btrfs */
+        uint64_t generation;
+};
+
+/*
+ * Read the markers of the file system on dev (a block device or an image file) with O_DIRECT
+ * where the device takes it, so that no page cache stands between. 0 with out filled (known false
+ * for a type thaw does not read: out->type still says what it is); -ENODATA if no file system is
+ * recognised; -EBADMSG if its superblock or journal is inconsistent (why says what); other -errno.
+ */
+int fsmark_read(const char *dev, struct fsmark *out, char *why, size_t size);
+
+/*
+ * 0 if b (read now) equals a (recorded) at level; 1 if not, with the first difference in why, for
+ * people: "mount count 7, recorded 6", "journal commit sequence 1234, recorded 1230".
+ */
+int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_level level, char *why,
+                   size_t size);
+
+/* One read-write mount of a block device. */
+struct fsmark_mount {
+        char dev[256];       /* the device node, as /proc/self/mounts names it (under root) */
+        char dir[256];       /* its first mount point */
+        unsigned maj, min;
+};
+
+struct fsmark_list {
+        size_t n;
+        struct fsmark_mount m[FSMARK_LIST_MAX];
+};
+
+/*
+ * The read-write mounts of block devices in ROOT/proc/self/mounts, one per device (bind mounts
+ * and subvolumes of the same device count once), in mount order. Pseudo and network file
+ * systems, and read-only mounts, are left out. More than FSMARK_LIST_MAX: -E2BIG.
+ */
+int fsmark_mounts(const char *root, struct fsmark_list *out);
+
+/*
+ * Find the block device that holds the file system with this UUID (blkid, from the devices the
+ * kernel lists), into dev. -ENOENT if none does now.
+ */
+int fsmark_find(const char *uuid, char *dev, size_t size);

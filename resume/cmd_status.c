@@ -34,6 +34,9 @@ static const char *summary(const char *outcome)
                 { "mismatch-kept", "an image this machine cannot resume was kept; the swap is not in use" },
                 { "mismatch-discarded", "an image this machine cannot resume was discarded "
                                         "(rd.thaw.mismatch=discard); the swap is ready" },
+                { "stale", "an image that could not be resumed safely was discarded (its ticket: a boot "
+                           "went on without it, it was resumed already, its file systems changed, or it is "
+                           "not authentic); the swap is ready" },
                 { "no-image", "there was no image; the swap is ready" },
                 { "consumed", "the kernel took the image but did not restore it; the swap is ready" },
                 { "kept", "the kernel did not look at the image; it was kept" },
@@ -95,5 +98,7 @@ enum cmd_status cmd_status(int argc, char **argv)
         if (*s.reason)
                 say("Failed check", s.reason);
         say("Details", s.message);
+        if (*s.ticket)
+                say("Image ticket", s.ticket);
         return CMD_OK;
 }

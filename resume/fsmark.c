@@ -183,7 +183,7 @@ int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_l
         if (!a->known)
                 return 0; /* nothing was recorded to compare: the caller says so */
         if (!b->known)
-                return differ(why, size, "markers not readable now, recorded");
+                return differ(why, size, "markers not read now, recorded ones were");
         if (strcmp(a->type, "btrfs") == 0) {
                 if (level == FSMARK_ALL && a->generation != b->generation)
                         return differ(why, size, "generation %" PRIu64 ", recorded %" PRIu64, b->generation,

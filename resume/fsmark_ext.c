@@ -146,10 +146,11 @@ static int map_indirect(struct ext *e, uint32_t lblk, uint64_t *out)
         } else if ((l -= per) < per * per) {
                 levels = 2;
                 slot = 13;
-        } else {
-                l -= per * per;
+        } else if ((l -= per * per) < per * per * per) {
                 levels = 3;
                 slot = 14;
+        } else { /* past what a block map reaches (1 KiB blocks: 16 Mi blocks) */
+                return bad(e, "journal block %u is not mapped", lblk);
         }
         nr = le32(e->root + 4 * slot);
         for (unsigned i = levels; i > 0; i--) {

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <syslog.h>
 
+#include <openssl/crypto.h>
+
 #include "clock.h"
 #include "devcheck.h"
 #include "devspec.h"
@@ -523,14 +525,48 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
-/* rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first. */
-static int verify(const struct resume_ctx *c, const char *mapper, const struct image_info *img,
-                  char *why, size_t size)
+static int mac_hook(void *ctx, const void *data, size_t len)
+{
+        return ticket_mac_update(ctx, data, len);
+}
+
+/*
+ * rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first;
+ * and with a ticket from thaw's writer the HMAC of the whole stream, under the ticket key.
+ * Security: then any changed, moved or replayed sector of the image is refused before the handoff.
+ */
+static int verify(const struct resume_ctx *c, const char *dev, const char *mapper, const struct image_info *img,
+                  const struct ticket *t, char *why, size_t size)
 {
         int64_t t0 = clock_now_ms();
+        struct ticket_mac *mac = NULL;
+        struct secret *key = NULL;
+        uint8_t got[TICKET_MAC_SIZE];
         struct imgverify v;
-        int r = imgverify(mapper, img, &v);
+        int r = 0;
 
+        if (t && t->has_image_mac && c->ops->ticket_key) {
+                r = c->ops->ticket_key(dev, &key);
+                if (r == 0)
+                        r = ticket_mac_begin(key, &mac);
+                secret_free(key);
+        }
+        if (r == 0)
+                r = imgverify_hooked(mapper, img, mac ? mac_hook : NULL, mac, &v);
+        if (r == 0 && v.result == IMGVERIFY_OK && mac) {
+                r = ticket_mac_end(mac, got);
+                mac = NULL;
+                if (r == 0 && CRYPTO_memcmp(got, t->image_mac, sizeof(got)) != 0) {
+                        v.result = IMGVERIFY_CRC;
+                        snprintf(v.why, sizeof(v.why), "it does not match the HMAC its ticket holds (a sector "
+                                 "changed, moved or replayed)");
+                } else if (r == 0) {
+                        size_t n = strlen(v.why);
+
+                        snprintf(v.why + n, sizeof(v.why) - n, "; HMAC-SHA256 of the whole image matches its ticket");
+                }
+        }
+        ticket_mac_free(mac);
         if (r < 0 || v.result != IMGVERIFY_OK) {
                 note_reason(c, imgcheck_name(IMGCHECK_DAMAGED));
                 if (r < 0)
@@ -573,8 +609,8 @@ static void advise(enum imgcheck_result r, const struct image_info *img, char *a
         }
 }
 
-static int precheck(const struct resume_ctx *c, const char *mapper, char *why, size_t size, char *advice,
-                    size_t asize)
+static int precheck(const struct resume_ctx *c, const char *dev, const char *mapper, const struct ticket *t,
+                    char *why, size_t size, char *advice, size_t asize)
 {
         int64_t t0 = clock_now_ms();
         struct machine_info m;
@@ -596,7 +632,7 @@ static int precheck(const struct resume_ctx *c, const char *mapper, char *why, s
                 advise(chk.result, &img, advice, asize);
                 return 1;
         }
-        if (c->args->verify && verify(c, mapper, &img, why, size))
+        if (c->args->verify && verify(c, dev, mapper, &img, t, why, size))
                 return 1;
         SAY(c, LOG_INFO, "image checks passed in %" PRId64 " ms: %" PRIu64 " pages, %s, made with %llu "
             "MiB (%s), e820 checksum %08" PRIx32 " (%s)", clock_now_ms() - t0, img.pages,
@@ -714,7 +750,8 @@ static void say_peak_memory(const struct resume_ctx *c)
  * The ticket's verdict on the image (fresh.h), said when it passes. FRESH_YES without ticket ops
  * (tests of other steps).
  */
-static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *dev, char *why, size_t size)
+static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *dev, struct ticket *out, char *why,
+                                       size_t size)
 {
         char read_why[256] = "", note[768], made[40];
         struct secret *key = NULL;
@@ -723,6 +760,7 @@ static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *d
         struct ticket t;
         int r, kr = -ENOKEY;
 
+        memset(out, 0, sizeof(*out));
         if (!c->ops->ticket_read)
                 return FRESH_YES;
         r = c->ops->ticket_read(dev, &t, read_why, sizeof(read_why));
@@ -734,6 +772,7 @@ static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *d
                 fresh_time(t.time, made, sizeof(made));
                 SAY(c, LOG_INFO, "image ticket verified in %" PRId64 " ms: image of %s, %s", clock_now_ms() - t0,
                     made, note);
+                *out = t;
         }
         return v;
 }
@@ -770,6 +809,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         struct swsusp_header h;
         unsigned maj, min;
         char note[160], why[768], advice[256];
+        struct ticket t;
         int r;
 
         /*
@@ -783,7 +823,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                     why, shown, note);
                 return RESUME_UNAVAILABLE;
         }
-        switch (judge_ticket(c, dev, why, sizeof(why))) {
+        switch (judge_ticket(c, dev, &t, why, sizeof(why))) {
         case FRESH_STALE:
                 return drop_stale(c, mapper, shown, why);
         case FRESH_NO_TICKET:
@@ -795,7 +835,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         }
         /* The kernel consumes the image before its own checks: a refusal there would lose it. */
         advice[0] = '\0';
-        if (precheck(c, mapper, why, sizeof(why), advice, sizeof(advice)))
+        if (precheck(c, dev, mapper, &t, why, sizeof(why), advice, sizeof(advice)))
                 return refuse(c, mapper, shown, why, advice);
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {

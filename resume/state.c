@@ -34,7 +34,8 @@ int state_write(const char *root, const struct state *s)
         used = put(text, used, sizeof(text), "reason", s->reason);
         used = put(text, used, sizeof(text), "device", s->device);
         used = put(text, used, sizeof(text), "message", s->message);
-        used = put(text, used, sizeof(text), "ticket", s->ticket);
+        if (*s->ticket)
+                used = put(text, used, sizeof(text), "ticket", s->ticket);
         if (used >= sizeof(text))
                 return -EMSGSIZE;
         r = util_path(path, sizeof(path), root, STATE_PATH);

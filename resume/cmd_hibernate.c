@@ -169,9 +169,6 @@ static int write_kernel_ticket(struct hibticket *ticket)
                 log_msg(LOG_ERR, "%s: not hibernating (the next boot would not resume an image without it)", why);
                 return r;
         }
-        if (*ticket->unknown)
-                log_msg(LOG_WARNING, "thaw cannot read the markers of %s: the next boot cannot tell whether they "
-                        "were mounted since", ticket->unknown);
         log_msg(LOG_NOTICE, "image ticket written to %s: %zu file system(s); the kernel writes the image, so the "
                 "next boot checks only their mount count and time", ticket->dev, ticket->t.n_fs);
         return 0;
@@ -194,6 +191,9 @@ static int prepare_ticket(const char *root, const char *name, struct hibticket *
         r = hibticket_prepare(root, name, ticket, why, sizeof(why));
         if (r < 0)
                 log_msg(LOG_ERR, "cannot prepare the image's ticket: %s; not hibernating", why);
+        else if (*ticket->unknown)
+                log_msg(LOG_WARNING, "thaw cannot read the markers of %s: the next boot cannot tell whether they "
+                        "were mounted or written since the image was made", ticket->unknown);
         return r;
 }
 

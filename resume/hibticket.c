@@ -21,6 +21,34 @@ static int fail(char *why, size_t size, int r, const char *fmt, ...)
         return r;
 }
 
+/*
+ * Every mount's markers read once while the system runs: a file system whose markers cannot be
+ * read stops the hibernation here rather than frozen, and those thaw does not know are listed in
+ * h->unknown for the one warning.
+ */
+static int trial_read(struct hibticket *h, char *why, size_t size)
+{
+        char path[PATH_MAX], what[FSMARK_WHY_MAX];
+        size_t used = 0;
+        struct fsmark m;
+        int r;
+
+        h->unknown[0] = '\0';
+        for (size_t i = 0; i < h->mounts.n; i++) {
+                what[0] = '\0';
+                r = util_path(path, sizeof(path), h->root, h->mounts.m[i].dev);
+                if (r == 0)
+                        r = fsmark_read(path, &m, what, sizeof(what));
+                if (r < 0)
+                        return fail(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
+                                    h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
+                if (!m.known && used < sizeof(h->unknown))
+                        used += (size_t)snprintf(h->unknown + used, sizeof(h->unknown) - used, "%s%s on %s",
+                                                 used ? ", " : "", m.type, h->mounts.m[i].dir);
+        }
+        return 0;
+}
+
 int hibticket_prepare(const char *root, const char *name, struct hibticket *h, char *why, size_t size)
 {
         int r;
@@ -42,7 +70,7 @@ int hibticket_prepare(const char *root, const char *name, struct hibticket *h, c
         r = fsmark_mounts(h->root, &h->mounts);
         if (r < 0)
                 return fail(why, size, r, "cannot list the mounted file systems (%s)", strerror(-r));
-        return 0;
+        return trial_read(h, why, size);
 }
 
 int hibticket_write(struct hibticket *h, enum ticket_writer w, const uint8_t *image_mac, char *why, size_t size)

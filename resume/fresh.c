@@ -67,7 +67,7 @@ static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_r
                         continue;
                 }
                 what[0] = '\0';
-                r = fs_read ? fs_read(rec->uuid, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
+                r = fs_read ? fs_read(rec->uuid, rec->type, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
                 if (r == -ENOENT) {
                         add(skipped, sizeof(skipped), "%s %s (not found at boot)", rec->type, rec->uuid);
                         continue;

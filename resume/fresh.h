@@ -18,8 +18,8 @@ enum fresh_verdict {
  * The markers the file system with this UUID has now: dev gets the device it was found on.
  * -ENOENT if no device holds it now; other -errno (with why) if it cannot be read.
  */
-typedef int (*fresh_fs_read_fn)(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why,
-                                 size_t size);
+typedef int (*fresh_fs_read_fn)(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m,
+                                 char *why, size_t size);
 
 /* "2026-12-03 18:40 UTC" */
 void fresh_time(int64_t t, char *buf, size_t size);

@@ -57,11 +57,12 @@ static int boot_ticket_key(const char *dev, struct secret **out)
         return r < 0 ? r : ticket_key_load(uuid, out);
 }
 
-static int boot_fs_read(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size)
+static int boot_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
+                        size_t size)
 {
         int r = fsmark_find(uuid, dev, dsize);
 
-        return r < 0 ? r : fsmark_read(dev, m, why, size);
+        return r < 0 ? r : fsmark_read_as(dev, type, m, why, size);
 }
 
 const struct resume_ops resume_default_ops = {

@@ -1400,8 +1400,10 @@ static int fake_ticket_set_state(const char *dev, enum ticket_state st, const ch
         return 0;
 }
 
-static int fake_fs_read(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size)
+static int fake_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
+                        size_t size)
 {
+        assert_string_equal(type, "ext4");
         (void)why;
         (void)size;
         assert_string_equal(uuid, tk.t.fs[0].uuid);

@@ -32,10 +32,18 @@ tq_log "thaw's write: $(grep -F 'thaw: wrote the image' "$TQ_WORK/hibernate.log"
 cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.hib"
 cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap.hib"
 
-tq_boot_checked tamper inspect "$TQ_WORK/key" noresume thaw.tamper=1
+# The tampering boot goes on (noresume), so it supersedes the image on its /dev/vdb: it tampers a
+# copy attached as /dev/vdc, whose ticket stays fresh, and that copy is the next boot's swap disk.
+cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap-tamper.img"
+TQ_QEMU_EXTRA=(-drive "file=$TQ_WORK/swap-tamper.img,if=virtio,format=raw")
+tq_boot_checked tamper inspect "$TQ_WORK/key" noresume thaw.tamper=vdc
+TQ_QEMU_EXTRA=()
 tq_check "tamper: one byte of the image's ciphertext changed" tq_has tamper "THAW-TEST: tampered: byte"
 tq_check "tamper: dm-integrity refuses the changed sector" \
     tq_has tamper "THAW-TEST: tampered block reads: "
+tq_check "tamper: the boot superseded the image on its own /dev/vdb" \
+    tq_has tamper "superseded by this boot (noresume): it will never be resumed"
+mv "$TQ_WORK/swap-tamper.img" "$TQ_WORK/swap.img"
 
 tq_boot_checked refused resume "$TQ_WORK/key"
 tq_check "refused: thaw did not crash" tq_lacks refused "thaw resume exited with status"

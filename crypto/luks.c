@@ -660,6 +660,11 @@ int luks_active_integrity(const char *name)
         return r;
 }
 
+int luks_locking_off(void)
+{
+        return crypt_metadata_locking(NULL, 0);
+}
+
 int luks_active_device(const char *name, char *dev, size_t size)
 {
         struct crypt_device *cd = NULL;

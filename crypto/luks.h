@@ -138,6 +138,12 @@ int luks_active_integrity(const char *name);
  * For setup and inspection only: the header is unauthenticated, so boot never picks a source by it.
  */
 int luks_token_sources(const char *dev, struct keychain *out);
+/*
+ * Turn libcryptsetup's metadata locking (flock() in /run/cryptsetup) off for this process, for
+ * good: for thaw's writer, whose ticket is written while every other process is frozen (one of
+ * them could hold the lock, and the write would wait forever). 0 or -errno.
+ */
+int luks_locking_off(void);
 /* The device the active mapping name was opened from (its LUKS2 header's), into dev. */
 int luks_active_device(const char *name, char *dev, size_t size);
 /* LUKS2 UUID of dev into buf (37 bytes suffices). */

@@ -210,6 +210,17 @@ static void announce(const char *mode, const struct hibcheck *h, const char *nam
 /* The seal callback of thaw's writer: the ticket, with the system frozen and the stream written. */
 static int seal(void *ctx, const uint8_t *image_mac, char *why, size_t size)
 {
+        /*
+         * Every other process is frozen, and one may hold libcryptsetup's metadata lock on the
+         * device (a cryptsetup or thaw run): taking it would wait forever. Nothing else can write
+         * the header now.
+         */
+        int r = luks_locking_off();
+
+        if (r < 0) {
+                snprintf(why, size, "cannot turn libcryptsetup's locking off (%s)", strerror(-r));
+                return r;
+        }
         return hibticket_write(ctx, TICKET_WRITER_THAW, image_mac, why, size);
 }
 

@@ -86,8 +86,8 @@ static void add(char *buf, size_t size, const char *fmt, ...)
 /*
  * Security, and the file systems: the markers are the authenticated part an attacker who resets
  * the (unauthenticated) state still meets, and what catches a boot that went on without thaw. A
- * file system that cannot be found or read at boot is not checked, and the note says so: with its
- * device absent the boot could not mount it either.
+ * file system that cannot be found at boot (a root in a container the initramfs opens later) is
+ * not checked, and the note says so; one that is found but cannot be read is refused.
  */
 static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_read, const char *made,
                                    char *why, size_t size, char *note, size_t nsize)
@@ -105,17 +105,20 @@ static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_r
                         add(skipped, sizeof(skipped), "%s %s (thaw cannot read its markers)", rec->type, rec->uuid);
                         continue;
                 }
-                what[0] = '\0';
+                what[0] = dev[0] = '\0';
                 r = fs_read ? fs_read(rec->uuid, rec->type, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
                 if (r == -ENOENT) {
                         add(skipped, sizeof(skipped), "%s %s (not found at boot)", rec->type, rec->uuid);
                         continue;
                 }
-                if (r < 0) {
-                        add(skipped, sizeof(skipped), "%s %s (cannot read it: %s)", rec->type, rec->uuid,
-                            what[0] ? what : strerror(-r));
-                        continue;
-                }
+                /*
+                 * Security: found but unreadable (a broken superblock or journal: damage, or an edit
+                 * meant to turn "changed" into "not checked"): refused, not skipped.
+                 */
+                if (r < 0)
+                        return verdict(FRESH_STALE, why, size, "image of %s: the markers of %s %s on %s cannot be "
+                                       "read (%s), so thaw cannot tell whether it changed since", made, rec->type,
+                                       rec->uuid, dev[0] ? dev : "its device", what[0] ? what : strerror(-r));
                 if (fsmark_compare(rec, &now, level, what, sizeof(what)) != 0)
                         return verdict(FRESH_STALE, why, size, "image of %s is older than its file systems: "
                                        "%s %s on %s changed since it was made (%s): resuming it would corrupt "
@@ -137,7 +140,8 @@ enum fresh_verdict fresh_judge(int read, const char *read_why, const struct tick
         note[0] = '\0';
         if (read == -ENOENT)
                 return verdict(FRESH_NO_TICKET, why, size, "the image has no thaw ticket (written without thaw "
-                               "hibernate, or by an older thaw): thaw cannot tell whether a boot went on without it");
+                               "hibernate, or by an older thaw): thaw cannot tell whether a boot went on without it, "
+                               "and never resumes it");
         if (read == -EINVAL)
                 return verdict(FRESH_STALE, why, size, "its ticket is malformed (%s)", read_why ? read_why : "");
         if (read < 0)

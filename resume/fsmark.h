@@ -21,6 +21,7 @@
 #define FSMARK_UUID_MAX 37   /* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" and NUL */
 #define FSMARK_LIST_MAX 16   /* read-write block-device mounts recorded */
 #define FSMARK_WHY_MAX 256
+#define FSMARK_JOURNAL_READS_MAX 65536 /* journal headers read in one walk: -EBADMSG past it */
 
 /* Which markers a comparison trusts. */
 enum fsmark_level {

@@ -263,12 +263,18 @@ static uint32_t count_tags(const unsigned char *b, uint32_t bs, uint32_t incompa
 static int walk_log(struct ext *e, uint32_t first, uint32_t maxlen, uint32_t start, uint32_t seq,
                     uint32_t incompat, uint32_t *out)
 {
-        uint64_t span = maxlen - first, walked = 0, blk = start;
+        uint64_t span = maxlen - first, walked = 0, blk = start, reads = 0;
         int r;
 
         for (;;) {
                 uint32_t type, step = 1;
 
+                /*
+                 * Security: the boot reads these. maxlen is the disk's word, and a crafted extent tree
+                 * can map a huge journal onto a few blocks; an honest log has far fewer headers.
+                 */
+                if (++reads > FSMARK_JOURNAL_READS_MAX)
+                        return bad(e, "the journal's log has more than %d headers", FSMARK_JOURNAL_READS_MAX);
                 r = read_jblock(e, (uint32_t)blk);
                 if (r < 0)
                         return r;

@@ -760,12 +760,12 @@ static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *d
  * back.
  */
 static enum resume_outcome drop_stale(const struct resume_ctx *c, const char *mapper, const char *shown,
-                                      const char *why)
+                                      const char *why, const char *reason_name)
 {
         char note[160];
         int r;
 
-        note_reason(c, "stale");
+        note_reason(c, reason_name);
         r = image_unmark(mapper, c->args->offset);
         if (r == 0) {
                 SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image discarded, boot continues, swap ready",
@@ -801,11 +801,14 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         }
         switch (judge_ticket(c, dev, &t, why, sizeof(why))) {
         case FRESH_STALE:
-                return drop_stale(c, mapper, shown, why);
+                return drop_stale(c, mapper, shown, why, "stale");
         case FRESH_NO_TICKET:
-                note_reason(c, "no-ticket");
-                return refuse(c, mapper, shown, why, "boot with rd.thaw.mismatch=discard to drop it; thaw resumes "
-                              "only an image whose ticket shows it fresh");
+                /*
+                 * Never resumed by thaw, whatever the policy: powering off would gain nothing (no boot
+                 * resumes it) and would let anyone who deletes the token stop the VM for good. This
+                 * boot goes on, so the image is dropped as a stale one.
+                 */
+                return drop_stale(c, mapper, shown, why, "no-ticket");
         case FRESH_YES:
                 break;
         }

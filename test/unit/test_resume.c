@@ -1525,6 +1525,29 @@ static void test_ticket_stale(void **state)
         stale_case(&ops, "its ticket does not verify");
 }
 
+static int failing_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m,
+                           char *why, size_t size)
+{
+        (void)uuid;
+        (void)type;
+        (void)m;
+        snprintf(dev, dsize, "/dev/vda");
+        snprintf(why, size, "journal block 9 has no valid header");
+        return -EBADMSG;
+}
+
+/* Security: a file system found but unreadable is refused, not skipped. */
+static void test_ticket_fs_unreadable(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        ops.fs_read = failing_fs_read;
+        stale_case(&ops, "the markers of ext4 0f6c3e0a-1d2b-4c5d-8e9f-a0b1c2d3e4f5 on /dev/vda cannot be read "
+                         "(journal block 9 has no valid header), so thaw cannot tell whether it changed since");
+}
+
 /* A file system that is not there at boot is not checked, and the note says so. */
 static void test_ticket_fs_missing(void **state)
 {
@@ -1561,26 +1584,35 @@ static void test_ticket_kernel_writer(void **state)
         stale_case(&ops, "is older than its file systems");
 }
 
-/* No ticket: thaw cannot tell the image fresh; the policy (poweroff by default, or discard) decides. */
+/*
+ * No ticket: thaw cannot tell the image fresh and never resumes it. Security: not a power-off,
+ * whatever the policy, or deleting the token (no key needed) would stop the VM at every boot.
+ */
 static void test_ticket_missing(void **state)
 {
+        static const char *const cmdlines[] = { TK_CMDLINE, TK_CMDLINE " rd.thaw.mismatch=discard" };
         struct resume_ops ops = ticket_ops();
+        struct swsusp_header h;
+        char path[PATH_MAX];
 
         (void)state;
-        ticket_fixture();
-        tk.have = 0;
-        fx.header = HDR_IMAGE;
-        fx.kernel = KERNEL_CONSUMES;
-        poweroffs = 0;
-        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_POWEROFF);
-        assert_non_null(strstr(last(), "the image has no thaw ticket (written without thaw hibernate, or by an "
-                                       "older thaw): thaw cannot tell whether a boot went on without it; "
-                                       "rd.thaw.mismatch=poweroff: powering off before anything is mounted"));
-        assert_int_equal(poweroffs, 1);
-        assert_int_equal(fx.handoffs, 0);
-        fx.said = 0;
-        assert_int_equal(run(TK_CMDLINE " rd.thaw.mismatch=discard", &ops), RESUME_MISMATCH_DISCARDED);
-        assert_int_equal(fx.handoffs, 0);
+        for (size_t i = 0; i < 2; i++) {
+                ticket_fixture();
+                tk.have = 0;
+                fx.header = HDR_IMAGE;
+                fx.kernel = KERNEL_CONSUMES;
+                fx.said = fx.handoffs = poweroffs = 0;
+                assert_int_equal(run(cmdlines[i], &ops), RESUME_STALE);
+                assert_true(said("the image has no thaw ticket (written without thaw hibernate, or by an older "
+                                 "thaw): thaw cannot tell whether a boot went on without it, and never resumes it; "
+                                 "image discarded, boot continues, swap ready"));
+                assert_int_equal(poweroffs, 0);
+                assert_int_equal(fx.handoffs, 0);
+                ft_abs(path, sizeof(path), "/dev/mapper/thaw-swap");
+                assert_int_equal(swsusp_read(path, 0, &h), 0);
+                assert_int_equal(h.kind, SWSUSP_SWAP);
+                assert_non_null(strstr(ft_read("/run/thaw/state"), "outcome=stale\nreason=no-ticket\n"));
+        }
 }
 
 /* A boot that goes on with an image present supersedes its ticket, with the reason; once. */
@@ -1708,6 +1740,7 @@ int main(void)
                 T(test_ticket_fresh_consumed_before_handoff),
                 T(test_ticket_stale),
                 T(test_ticket_fs_missing),
+                T(test_ticket_fs_unreadable),
                 T(test_ticket_kernel_writer),
                 T(test_ticket_missing),
                 T(test_ticket_superseded_when_boot_goes_on),

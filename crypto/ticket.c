@@ -370,6 +370,13 @@ static void put_ticket(struct enc *e, const struct ticket *t)
         put_u8(e, t->has_image_mac);
         if (t->has_image_mac)
                 put(e, t->image_mac, sizeof(t->image_mac));
+        /* Last, and only when present (tickets without it encode as before): unambiguous at the end. */
+        if (t->has_image_head) {
+                put_u8(e, 'H');
+                put_u32(e, t->image_crc32);
+                put_u64(e, t->image_first_map);
+                put_u64(e, t->image_pages);
+        }
 }
 
 static int compute(const struct ticket *t, const struct secret *key, uint8_t out[TICKET_MAC_SIZE])

@@ -16,7 +16,8 @@
  *    "id":"<32 hex>","time":<unix s>,"boot-id":"<uuid>","kernel":"<release>","writer":"thaw"|"kernel",
  *    "fs":[{"uuid":"…","type":"ext4","known":true,"mnt-count":N,"mtime":N,"wtime":N,
  *           "kbytes-written":N,"journal":true,"journal-seq":N,"generation":N}, …],
- *    ["tpm-counter":N,] ["image-mac":"<64 hex>",] "mac":"<64 hex>",
+ *    ["tpm-counter":N,] ["image-mac":"<64 hex>",] ["image-crc32":N,"image-first-map":N,"image-pages":N,]
+ *    "mac":"<64 hex>",
  *    "state":"fresh"|"consumed"|"superseded", ["state-time":N,"state-boot-id":"…","state-why":"…"]}
  */
 #pragma once
@@ -52,6 +53,15 @@ struct ticket {
         uint64_t tpm_counter;
         bool has_image_mac;
         uint8_t image_mac[TICKET_MAC_SIZE];
+        /*
+         * The image's own header (thaw's writer): its CRC32, first swap-map block and page count,
+         * checked at every boot, so that the ticket holds for this image only, not an older one
+         * put back under it. Encoded after the rest, and only when present.
+         */
+        bool has_image_head;
+        uint32_t image_crc32;
+        uint64_t image_first_map;
+        uint64_t image_pages;
         uint8_t mac[TICKET_MAC_SIZE];   /* filled by ticket_seal(), checked by ticket_verify() */
         /* not authenticated */
         enum ticket_state state;

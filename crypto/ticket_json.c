@@ -113,6 +113,11 @@ static struct json_object *build(const struct ticket *t)
                 hex_encode(t->image_mac, sizeof(t->image_mac), hex);
                 json_object_object_add(o, "image-mac", json_object_new_string(hex));
         }
+        if (t->has_image_head) {
+                json_object_object_add(o, "image-crc32", json_object_new_uint64(t->image_crc32));
+                json_object_object_add(o, "image-first-map", json_object_new_uint64(t->image_first_map));
+                json_object_object_add(o, "image-pages", json_object_new_uint64(t->image_pages));
+        }
         hex_encode(t->mac, sizeof(t->mac), hex);
         json_object_object_add(o, "mac", json_object_new_string(hex));
         json_object_object_add(o, "state", json_object_new_string(ticket_state_name(t->state)));
@@ -168,7 +173,7 @@ static int printable(const char *s, size_t len)
 
 static const char *const top_fields[] = {
         "type", "keyslots", TICKET_TOKEN_TYPE, "id", "time", "boot-id", "kernel", "writer", "fs",
-        "tpm-counter", "image-mac", "mac", "state", "state-time", "state-boot-id", "state-why", NULL,
+        "tpm-counter", "image-mac", "image-crc32", "image-first-map", "image-pages", "mac", "state", "state-time", "state-boot-id", "state-why", NULL,
 };
 
 static const char *const fs_fields[] = {
@@ -428,6 +433,19 @@ static int parse_tail(struct json_object *o, struct ticket *t, char *why, size_t
         if (r == 0 && json_object_object_get_ex(o, "image-mac", NULL)) {
                 t->has_image_mac = true;
                 r = get_hex(o, "image-mac", t->image_mac, sizeof(t->image_mac), why, size);
+        }
+        if (r == 0 && (json_object_object_get_ex(o, "image-crc32", NULL) ||
+                       json_object_object_get_ex(o, "image-first-map", NULL) ||
+                       json_object_object_get_ex(o, "image-pages", NULL))) {
+                t->has_image_head = true;
+                r = get_uint(o, "image-crc32", "image-crc32", UINT32_MAX, &u, why, size);
+                if (r == 0)
+                        t->image_crc32 = (uint32_t)u;
+                if (r == 0)
+                        r = get_uint(o, "image-first-map", "image-first-map", UINT64_MAX, &t->image_first_map,
+                                     why, size);
+                if (r == 0)
+                        r = get_uint(o, "image-pages", "image-pages", UINT64_MAX, &t->image_pages, why, size);
         }
         if (r == 0)
                 r = get_hex(o, "mac", t->mac, sizeof(t->mac), why, size);

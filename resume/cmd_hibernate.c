@@ -17,6 +17,7 @@
 #include "handoff.h"
 #include "hibcheck.h"
 #include "hibticket.h"
+#include "imgwrite.h"
 #include "log.h"
 #include "luks.h"
 #include "luks_mapping.h"
@@ -208,8 +209,10 @@ static void announce(const char *mode, const struct hibcheck *h, const char *nam
 }
 
 /* The seal callback of thaw's writer: the ticket, with the system frozen and the stream written. */
-static int seal(void *ctx, const uint8_t *image_mac, char *why, size_t size)
+static int seal(void *ctx, const uint8_t *image_mac, const struct imgwrite_result *res, char *why, size_t size)
 {
+        struct hibticket_image img = { .mac = image_mac, .crc32 = res->crc, .first_map = res->first_map,
+                                       .pages = res->pages };
         /*
          * Every other process is frozen, and one may hold libcryptsetup's metadata lock on the
          * device (a cryptsetup or thaw run): taking it would wait forever. Nothing else can write
@@ -221,7 +224,7 @@ static int seal(void *ctx, const uint8_t *image_mac, char *why, size_t size)
                 snprintf(why, size, "cannot turn libcryptsetup's locking off (%s)", strerror(-r));
                 return r;
         }
-        return hibticket_write(ctx, TICKET_WRITER_THAW, image_mac, why, size);
+        return hibticket_write(ctx, TICKET_WRITER_THAW, &img, why, size);
 }
 
 /* thaw writes the image: the kernel freezes and snapshots, thaw writes, flushes and powers off. */

@@ -73,7 +73,8 @@ int hibticket_prepare(const char *root, const char *name, struct hibticket *h, c
         return trial_read(h, why, size);
 }
 
-int hibticket_write(struct hibticket *h, enum ticket_writer w, const uint8_t *image_mac, char *why, size_t size)
+int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibticket_image *img, char *why,
+                    size_t size)
 {
         char path[PATH_MAX], what[FSMARK_WHY_MAX];
         struct ticket *t = &h->t;
@@ -84,9 +85,15 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const uint8_t *im
         if (r < 0)
                 return fail(why, size, r, "cannot make a ticket (%s)", strerror(-r));
         t->writer = w;
-        if (image_mac) {
+        if (img && img->mac) {
                 t->has_image_mac = true;
-                memcpy(t->image_mac, image_mac, sizeof(t->image_mac));
+                memcpy(t->image_mac, img->mac, sizeof(t->image_mac));
+        }
+        if (img) {
+                t->has_image_head = true;
+                t->image_crc32 = img->crc32;
+                t->image_first_map = img->first_map;
+                t->image_pages = img->pages;
         }
         h->unknown[0] = '\0';
         for (size_t i = 0; i < h->mounts.n && t->n_fs < TICKET_FS_MAX; i++) {

@@ -26,11 +26,19 @@ struct hibticket {
  */
 int hibticket_prepare(const char *root, const char *name, struct hibticket *h, char *why, size_t size);
 
+/* What thaw's writer knows of the image it wrote, for its ticket. */
+struct hibticket_image {
+        const uint8_t *mac;     /* the HMAC of the stream (TICKET_MAC_SIZE bytes), NULL if none */
+        uint32_t crc32;         /* the header's CRC32, first swap-map block, stream pages */
+        uint64_t first_map, pages;
+};
+
 /*
- * Read every mount's markers now, make a fresh ticket for writer w (image_mac: the HMAC of the
- * image stream thaw's writer computed, NULL for the kernel's), seal it and write it to the device.
- * Only reads the mounted devices and writes the LUKS2 header: safe while the system is frozen.
+ * Read every mount's markers now, make a fresh ticket for writer w (img: what thaw's writer wrote,
+ * NULL for the kernel's), seal it and write it to the device. Only reads the mounted devices and
+ * writes the LUKS2 header: safe while the system is frozen.
  */
-int hibticket_write(struct hibticket *h, enum ticket_writer w, const uint8_t *image_mac, char *why, size_t size);
+int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibticket_image *img, char *why,
+                    size_t size);
 
 void hibticket_free(struct hibticket *h);

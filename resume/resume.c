@@ -557,7 +557,8 @@ static int verify(const struct resume_ctx *c, const char *dev, const char *mappe
 
 /*
  * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
- * off, 1 (with why) if the kernel would refuse the image. Facts this machine cannot tell do not count.
+ * off, 1 (with why) if the kernel would refuse the image, 2 (with why) if it is not the image its
+ * ticket t was made for. Facts this machine cannot tell do not count.
  */
 /*
  * For a check a boot on the right machine would pass (the image is fine, this boot is not its
@@ -599,6 +600,17 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
                 note_reason(c, imgcheck_name(IMGCHECK_MALFORMED));
                 snprintf(why, size, "the image cannot be read (%s)", strerror(-r));
                 return 1;
+        }
+        /*
+         * Security of the file systems: the ticket holds for the image thaw's writer wrote under it,
+         * not an older one put back beneath the current header (the header page is encrypted: its
+         * CRC32 and map block cannot be made to match without the key). 2: stale.
+         */
+        if (t && t->has_image_head && img.defect == IMAGE_OK &&
+            (img.crc32 != t->image_crc32 || img.image != t->image_first_map || img.pages != t->image_pages)) {
+                snprintf(why, size, "the image on the device is not the one its ticket was made for (CRC32 %08"
+                         PRIx32 ", ticket %08" PRIx32 "): an older image put back?", img.crc32, t->image_crc32);
+                return 2;
         }
         machine_read(c->root, &m);
         imgcheck_run(&img, &m, c->args->s4_hwsig, &chk);
@@ -814,7 +826,10 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         }
         /* The kernel consumes the image before its own checks: a refusal there would lose it. */
         advice[0] = '\0';
-        if (precheck(c, dev, mapper, &t, why, sizeof(why), advice, sizeof(advice)))
+        r = precheck(c, dev, mapper, &t, why, sizeof(why), advice, sizeof(advice));
+        if (r == 2)
+                return drop_stale(c, mapper, shown, why, "stale");
+        if (r)
                 return refuse(c, mapper, shown, why, advice);
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {

@@ -135,7 +135,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         /* The ticket before the mark: an image is never there for the kernel without it. */
         if (t->seal) {
                 seal_why[0] = '\0';
-                r = t->seal(t->seal_ctx, t->mac ? mac : NULL, seal_why, sizeof(seal_why));
+                r = t->seal(t->seal_ctx, t->mac ? mac : NULL, &res, seal_why, sizeof(seal_why));
                 if (r < 0)
                         return say(why, size, r, "the image was written but its ticket was not (%s), so it "
                                    "was not marked", seal_why[0] ? seal_why : strerror(-r));

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct ticket_mac;
+struct imgwrite_result;
 
 struct snapshot_target {
         const char *dev;        /* the swap's block device, e.g. /dev/mapper/thaw-swap */
@@ -27,7 +28,7 @@ struct snapshot_target {
          * the stream's HMAC (NULL without mac): the image's ticket. Runs frozen. Its failure
          * leaves no image: the header is not marked and the system keeps running.
          */
-        int (*seal)(void *ctx, const uint8_t *image_mac, char *why, size_t size);
+        int (*seal)(void *ctx, const uint8_t *image_mac, const struct imgwrite_result *img, char *why, size_t size);
         void *seal_ctx;
 };
 

@@ -1548,6 +1548,35 @@ static void test_ticket_fs_unreadable(void **state)
                          "(journal block 9 has no valid header), so thaw cannot tell whether it changed since");
 }
 
+/*
+ * Security: the ticket of thaw's writer names its image (header CRC32, first map block, pages): an
+ * older image put back under the current header is refused, even with the ticket fresh.
+ */
+static void test_ticket_image_head(void **state)
+{
+        struct secret key = { .len = TICKET_KEY_SIZE, .cap = TICKET_KEY_SIZE, .data = (uint8_t *)tk_key };
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        tk.t.has_image_head = true;
+        tk.t.image_crc32 = 0; /* the fixture image: no CRC32, map at block 1, 3 pages */
+        tk.t.image_first_map = 1;
+        tk.t.image_pages = 3;
+        assert_int_equal(ticket_seal(&tk.t, &key), 0);
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_CONSUMED);
+        ticket_fixture();
+        tk.t.has_image_head = true;
+        tk.t.image_crc32 = 0x1234;
+        tk.t.image_first_map = 1;
+        tk.t.image_pages = 3;
+        assert_int_equal(ticket_seal(&tk.t, &key), 0);
+        stale_case(&ops, "the image on the device is not the one its ticket was made for (CRC32 00000000, ticket "
+                         "00001234): an older image put back?");
+}
+
 /* A file system that is not there at boot is not checked, and the note says so. */
 static void test_ticket_fs_missing(void **state)
 {
@@ -1740,6 +1769,7 @@ int main(void)
                 T(test_ticket_fresh_consumed_before_handoff),
                 T(test_ticket_stale),
                 T(test_ticket_fs_missing),
+                T(test_ticket_image_head),
                 T(test_ticket_fs_unreadable),
                 T(test_ticket_kernel_writer),
                 T(test_ticket_missing),

@@ -721,6 +721,10 @@ int tpm2_salted_session(struct tpm2 *t, TPM2_SE type, TPMA_SESSION attrs, ESYS_T
         ESYS_TR prim = ESYS_TR_NONE;
         int r = primary(t, &prim);
 
+        /* The owner's authorization is the empty password; a TPM whose owner set one refuses it. */
+        if (r == -EIO && strstr(t->error, "authorization failure"))
+                r = -EACCES;
+
         if (r == 0)
                 r = session(t, prim, type, attrs, out);
         flush(t, &prim);

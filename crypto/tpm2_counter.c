@@ -15,6 +15,8 @@
 #include "tpm2_esys.h"
 
 #define COUNTER_SIZE 8
+#define OWNER_PASSWORD "the owner hierarchy has a password: thaw defines its counter only under an empty owner " \
+                       "authorization (as swtpm and cloud vTPMs have)"
 /*
  * Security, and the choice of attributes:
  * - NT_COUNTER: only TPM2_NV_Increment changes it, and never downwards.
@@ -250,6 +252,8 @@ static int define(struct tpm2 *t, uint32_t index, const struct secret *auth)
         int r;
 
         r = tpm2_salted_session(t, TPM2_SE_HMAC, TPMA_SESSION_DECRYPT | TPMA_SESSION_CONTINUESESSION, &sess);
+        if (r == -EACCES)
+                tpm2_set_error(t, OWNER_PASSWORD);
         if (r < 0)
                 return r;
         memcpy(a.buffer, auth->data, auth->len);
@@ -269,9 +273,7 @@ static int define(struct tpm2 *t, uint32_t index, const struct secret *auth)
                 return -ENOSPC;
         if (base == TPM2_RC_AUTH_FAIL || base == TPM2_RC_BAD_AUTH || base == TPM2_RC_HIERARCHY ||
             base == TPM2_RC_LOCKOUT) {
-                tpm2_set_error(t, base == TPM2_RC_HIERARCHY ? "the owner hierarchy is disabled" :
-                               "the owner hierarchy has a password: thaw defines its counter only under an "
-                               "empty owner authorization (as swtpm and cloud vTPMs have)");
+                tpm2_set_error(t, base == TPM2_RC_HIERARCHY ? "the owner hierarchy is disabled" : OWNER_PASSWORD);
                 return -EACCES;
         }
         return -EIO;

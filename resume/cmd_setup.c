@@ -77,7 +77,7 @@ static void usage(FILE *f)
                    "  tpm2[:pcrs=7+11][,bank=sha256][,lock=15]\n"
                    "                    a fresh key sealed to this TPM2 under the PCRs' present values\n"
                    "                    (default 7; 0-15 only) and lock PCR 15 at zero (see thaw enroll\n"
-                   "                    --help)\n"
+                   "                    --help); also defines DEV's anti-rollback TPM2 counter\n"
                    "  passphrase[:console]  a recovery passphrase (typed twice now; an argon2id\n"
                    "                    keyslot); at boot asked on the console, last in the chain only\n"
                    "  systemd-tpm2      at boot only: the key of the device's systemd-tpm2 token\n"

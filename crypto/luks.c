@@ -466,6 +466,31 @@ static int volume_key(struct crypt_device *cd, const struct secret *key, struct 
         return 0;
 }
 
+int luks_ticket_key(const char *dev, const struct secret *key, const struct luks_policy *p, struct secret **out)
+{
+        struct crypt_device *cd = NULL;
+        struct secret *vk = NULL;
+        const char *uuid;
+        int r;
+
+        if (!key || key->len == 0 || !out)
+                return -EINVAL;
+        r = luks_open(dev, 1, policy_or_default(p), &cd);
+        if (r < 0)
+                return r;
+        r = volume_key(cd, key, &vk);
+        uuid = crypt_get_uuid(cd);
+        if (r == 0 && !uuid)
+                r = -EINVAL;
+        if (r == 0)
+                r = ticket_key_derive(vk->data, vk->len, uuid, out);
+        if (r == 0)
+                (void)ticket_key_store(uuid, *out);
+        secret_free(vk);
+        crypt_free(cd);
+        return r;
+}
+
 int luks_enroll(const char *dev, const struct secret *unlock, const struct keysrc_enrollment *e, int *token_id,
                 const struct luks_policy *p)
 {

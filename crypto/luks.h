@@ -46,6 +46,12 @@ int luks_enroll(const char *dev, const struct secret *unlock, const struct keysr
                 const struct luks_policy *p);
 
 /*
+ * The ticket key of dev (ticket.h), from the volume key that key (of one of its cheap keyslots)
+ * recovers; left in root's keyring too, as an unlock does. -EPERM if key opens no cheap keyslot.
+ */
+int luks_ticket_key(const char *dev, const struct secret *key, const struct luks_policy *p, struct secret **out);
+
+/*
  * Remove token id and the keyslots bound to it that no other token refers to; those another token
  * refers to stay, and go into *kept (bit i: keyslot i; may be NULL). -ENOENT: no such token;
  * -EBUSY: it would remove the last active keyslot (the device could never be opened again).

@@ -14,6 +14,7 @@
 #include <tss2/tss2_tctildr.h>
 #include "clock.h"
 #include "tpm2.h"
+#include "tpm2_esys.h"
 
 /*
  * A TPM that never answers must not hold the boot: ESYS's synchronous calls wait for ever (they set
@@ -230,6 +231,26 @@ static int fail(struct tpm2 *t, const char *what, TSS2_RC rc)
 const char *tpm2_error(const struct tpm2 *t)
 {
         return t ? t->error : "";
+}
+
+ESYS_CONTEXT *tpm2_esys(struct tpm2 *t)
+{
+        return t->esys;
+}
+
+int tpm2_fail(struct tpm2 *t, const char *what, TSS2_RC rc)
+{
+        return fail(t, what, rc);
+}
+
+void tpm2_set_error(struct tpm2 *t, const char *text)
+{
+        snprintf(t->error, sizeof(t->error), "%s", text);
+}
+
+TSS2_RC tpm2_rc_base(TSS2_RC rc)
+{
+        return rc_base(rc);
 }
 
 int tpm2_open(const char *tcti, struct tpm2 **out)
@@ -693,4 +714,19 @@ int tpm2_unseal_systemd(struct tpm2 *t, bool rsa, uint16_t bank, uint32_t mask, 
 {
         return unseal_under(t, rsa ? &systemd_primary_rsa : &systemd_primary_ecc, NULL, bank, mask, blob,
                             blob_len, out);
+}
+
+int tpm2_salted_session(struct tpm2 *t, TPM2_SE type, TPMA_SESSION attrs, ESYS_TR *out)
+{
+        ESYS_TR prim = ESYS_TR_NONE;
+        int r = primary(t, &prim);
+
+        /* The owner's authorization is the empty password; a TPM whose owner set one refuses it. */
+        if (r == -EIO && strstr(t->error, "authorization failure"))
+                r = -EACCES;
+
+        if (r == 0)
+                r = session(t, prim, type, attrs, out);
+        flush(t, &prim);
+        return r;
 }

@@ -2,6 +2,7 @@
 /* thaw enroll: add a key source to a thaw device (a keyslot and its token), list or remove them. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "luks.h"
 #include "luks_token.h"
 #include "ticket.h"
+#include "tpm2_counter.h"
 #include "tpm2_token.h"
 #include "util.h"
 
@@ -38,6 +40,7 @@ struct enroll_opts {
         int remove;        /* token id, -1 if not asked */
         bool list;
         bool repin;        /* --repin: pin the header as it is now */
+        bool counter;      /* --tpm-counter: define the TPM2 anti-rollback counter */
         struct luks_policy policy; /* the header policy for DEV, from thaw.conf (see load_policy()) */
         bool configured;   /* DEV is thaw.conf's device=UUID=: its header= is DEV's pin */
         char pin[LUKS_FP_SIZE];
@@ -50,7 +53,8 @@ static void usage(FILE *f)
                    "       thaw enroll --device DEV --list\n"
                    "       thaw enroll --device DEV --remove TOKEN\n"
                    "       thaw enroll --device DEV --check SRC [--tcti TCTI] [--allow-url ...]\n"
-                   "       thaw enroll --device DEV --repin\n\n"
+                   "       thaw enroll --device DEV --repin\n"
+                   "       thaw enroll --device DEV --tpm-counter [--unlock CHAIN] [--tcti TCTI]\n\n"
                    "Add the key source SRC to the thaw device DEV: its key (fetched once, or for tpm2 a\n"
                    "fresh random key sealed to the TPM) gets a PBKDF2 keyslot and a thaw-<type> token.\n"
                    "A key of DEV's existing keyslots authorizes it: from the --unlock chain, by default\n"
@@ -61,7 +65,8 @@ static void usage(FILE *f)
                    "                    7; 0-15, as 16-23 can be reset by software) hold their present\n"
                    "                    values and the lock PCR (default 15, any of 8-15) its reset\n"
                    "                    value; thaw resume extends the lock PCR whatever the outcome, so\n"
-                   "                    it cannot be unsealed again in that boot\n"
+                   "                    it cannot be unsealed again in that boot; also defines the\n"
+                   "                    TPM2 counter of DEV (see --tpm-counter)\n"
                    "  passphrase[:console]  a recovery passphrase, typed twice on this terminal;\n"
                    "                    its keyslot is argon2id (64 MiB, 4 passes). --check prompts\n"
                    "                    on the console as thaw resume would\n"
@@ -78,6 +83,13 @@ static void usage(FILE *f)
                    "      --repin       after another tool (systemd-cryptenroll, cryptsetup) changed DEV's\n"
                    "                    header on purpose: check it against thaw's header policy and pin\n"
                    "                    its fingerprint (header= in thaw.conf, rd.thaw.header=)\n"
+                   "      --tpm-counter define DEV's anti-rollback counter in the TPM2 (an NV counter\n"
+                   "                    index under the owner hierarchy, which needs an empty owner\n"
+                   "                    password), for a device enrolled with tpm2 before thaw had it:\n"
+                   "                    thaw hibernate increments it and records it in the image ticket,\n"
+                   "                    thaw resume hands over only an image whose ticket has its value.\n"
+                   "                    The ticket key comes from root's keyring, else from a key of\n"
+                   "                    the unlock chain. Idempotent\n"
                    "      --tcti TCTI   reach the TPM2 through TCTI (e.g. swtpm:port=2321) instead of\n"
                    "                    /dev/tpmrm0\n"
                    "      --allow-url ORIGIN  let imds:URL sources name http://HOST[:PORT] (not link-\n"
@@ -100,6 +112,7 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
                 { "allow-url", required_argument, NULL, 'a' },
                 { "root", required_argument, NULL, 'R' },
                 { "repin", no_argument, NULL, 'P' },
+                { "tpm-counter", no_argument, NULL, 'C' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -115,6 +128,7 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
                 case 'c': o->check = optarg; break;
                 case 'R': o->root = optarg; break;
                 case 'P': o->repin = true; break;
+                case 'C': o->counter = true; break;
                 case 'r':
                         if (util_parse_u64(optarg, LUKS_TOKENS_MAX - 1, &id) < 0) {
                                 log_msg(LOG_ERR, "--remove %s is not a token id (0-%d)", optarg,
@@ -142,9 +156,10 @@ static enum cmd_status parse(int argc, char **argv, struct enroll_opts *o)
         }
         if (imds_allow_urls(o->allow_url) < 0)
                 return CMD_USAGE; /* joined from checked origins: does not happen */
-        modes = !!o->key + o->list + (o->remove >= 0) + !!o->check + o->repin;
+        modes = !!o->key + o->list + (o->remove >= 0) + !!o->check + o->repin + o->counter;
         if (optind < argc || !o->device || modes != 1) {
-                log_msg(LOG_ERR, "enroll needs --device and one of --key, --list, --remove, --check, --repin");
+                log_msg(LOG_ERR, "enroll needs --device and one of --key, --list, --remove, --check, --repin, "
+                        "--tpm-counter");
                 return CMD_USAGE;
         }
         return CMD_FAILED; /* meaning: go on */
@@ -414,7 +429,56 @@ static int add(const struct enroll_opts *o, const struct keysrc_enrollment *e, c
         return 0;
 }
 
-static int enroll(const struct enroll_opts *o, const struct luks_tokens *tokens)
+/*
+ * DEV's anti-rollback counter in the TPM2 (tpm2_counter.h), its auth from the ticket key that key
+ * recovers (NULL: the one in root's keyring). why says what failed.
+ */
+static int define_counter(const struct enroll_opts *o, const struct secret *key, char *why, size_t size)
+{
+        uint32_t index = 0;
+        uint64_t value = 0;
+        int r = tpm2_counter_enroll(o->root, o->device, key, &o->policy, clock_now_ms() + FETCH_WAIT_MS, &index,
+                                    &value, why, size);
+
+        if (r == 0)
+                log_msg(LOG_INFO, "TPM2 counter of %s at NV index 0x%08x, value %" PRIu64 ": each hibernation and "
+                        "each resume increment it, and an image is resumed only while it holds its ticket's value",
+                        o->device, index, value);
+        return r;
+}
+
+/* --tpm-counter: the ticket key from the keyring, else from the first key of the unlock chain that opens DEV. */
+static int counter(const struct enroll_opts *o, const struct luks_tokens *tokens)
+{
+        struct keychain chain;
+        char why[512] = "";
+        int r;
+
+        if (!tpm2_counter_wanted(tokens)) {
+                log_msg(LOG_ERR, "%s has no thaw-tpm2 token: the TPM2 counter guards the images of a device with a "
+                        "TPM2 key only (thaw enroll --key tpm2 defines both)", o->device);
+                return -ENOENT;
+        }
+        r = define_counter(o, NULL, why, sizeof(why));
+        if (r == -ENOKEY && unlock_chain(o, &chain) == 0) {
+                for (size_t i = 0; i < chain.n; i++) {
+                        struct secret *key = NULL;
+
+                        if (fetch(o, &chain.src[i], tokens, &key) < 0)
+                                continue; /* it said why */
+                        r = define_counter(o, key, why, sizeof(why));
+                        secret_free(key);
+                        if (r != -EPERM)
+                                break;
+                }
+        }
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot define the TPM2 counter of %s: %s", o->device,
+                        r == -EPERM ? "no key of the unlock chain opens it" : why);
+        return r;
+}
+
+static int enroll(const struct enroll_opts *o, const struct luks_tokens *tokens, int *counter_r)
 {
         char detail[512] = "";
         struct keysrc_ctx kc = { .root = o->root, .deadline_ms = clock_now_ms() + FETCH_WAIT_MS,
@@ -434,6 +498,14 @@ static int enroll(const struct enroll_opts *o, const struct luks_tokens *tokens)
                 return r;
         }
         r = add(o, &e, tokens);
+        /* The new key opens its new keyslot: the ticket key comes from it, whatever the keyring holds. */
+        if (r == 0 && src.type == KEYSRC_TPM2) {
+                *counter_r = define_counter(o, e.key, detail, sizeof(detail));
+                if (*counter_r < 0)
+                        log_msg(LOG_ERR, "tpm2 is enrolled on %s, but its TPM2 counter is not (%s): its images are "
+                                "not protected against a rollback; thaw enroll --device %s --tpm-counter tries "
+                                "again", o->device, detail, o->device);
+        }
         keysrc_enrollment_free(&e);
         return r;
 }
@@ -541,7 +613,7 @@ enum cmd_status cmd_enroll(int argc, char **argv)
         struct enroll_opts o = { .root = "", .remove = -1 };
         struct luks_tokens *tokens = NULL;
         enum cmd_status st;
-        int r;
+        int r, counter_r = 0;
 
         log_setup("", true);
         st = parse(argc, argv, &o);
@@ -561,9 +633,14 @@ enum cmd_status cmd_enroll(int argc, char **argv)
                 log_msg(LOG_ERR, "cannot read %s as LUKS2 (%s)", o.device, strerror(-r));
                 return CMD_FAILED;
         }
-        r = o.check ? check(&o, tokens) : enroll(&o, tokens);
+        if (o.counter) {
+                r = counter(&o, tokens);
+                luks_tokens_free(tokens);
+                return r < 0 ? CMD_FAILED : CMD_OK;
+        }
+        r = o.check ? check(&o, tokens) : enroll(&o, tokens, &counter_r);
         luks_tokens_free(tokens);
         if (r == 0 && !o.check)
                 r = pin(&o);
-        return r < 0 ? CMD_FAILED : CMD_OK;
+        return r < 0 || counter_r < 0 ? CMD_FAILED : CMD_OK;
 }

@@ -198,6 +198,23 @@ static int prepare_ticket(const char *root, const char *name, struct hibticket *
         return r;
 }
 
+/* The TPM2 counter, incremented right before the image is made (hibticket_count()). */
+static int count_ticket(struct hibticket *ticket)
+{
+        char why[768];
+        int r = hibticket_count(ticket, why, sizeof(why));
+
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot increment the TPM2 counter of %s: %s; not hibernating", ticket->dev, why);
+        else if (ticket->has_counter)
+                log_msg(LOG_INFO, "TPM2 counter of %s incremented to %" PRIu64 ": the image's ticket records it",
+                        ticket->dev, ticket->counter);
+        else if (*ticket->no_counter)
+                log_msg(LOG_WARNING, "%s has a thaw-tpm2 token but %s: this image is not protected against a "
+                        "rollback", ticket->dev, ticket->no_counter);
+        return r;
+}
+
 /* The one line both writers log before hibernating. */
 static void announce(const char *mode, const struct hibcheck *h, const char *name, uint64_t offset,
                      bool thaw_writes)
@@ -398,7 +415,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 have_ticket = prepare_ticket(root, args.name, &ticket);
                 st = have_ticket < 0 ? CMD_FAILED : CMD_OK;
                 if (have_ticket == 0)
-                        st = write_kernel_ticket(&ticket) < 0 ? CMD_FAILED : CMD_OK;
+                        st = count_ticket(&ticket) < 0 || write_kernel_ticket(&ticket) < 0 ? CMD_FAILED : CMD_OK;
                 hibticket_free(&ticket);
                 return st;
         }
@@ -451,6 +468,10 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                         "swap, about %" PRIu64 " MiB needed; %s would write the image", args.name, h.maj,
                         h.min, h.free_kib / 1024, (h.needed_kib + 1023) / 1024, thaw_writes ? "thaw" : "the kernel");
                 return CMD_OK;
+        }
+        if (have_ticket == 0 && count_ticket(&ticket) < 0) {
+                hibticket_free(&ticket);
+                return CMD_FAILED;
         }
         if (do_reclaim)
                 reclaim(root);

@@ -25,6 +25,7 @@
 #include "swap.h"
 #include "swapfile.h"
 #include "swsusp.h"
+#include "tpm2_counter.h"
 #include "tpm2_token.h"
 #include "util.h"
 
@@ -76,7 +77,7 @@ static void usage(FILE *f)
                    "  tpm2[:pcrs=7+11][,bank=sha256][,lock=15]\n"
                    "                    a fresh key sealed to this TPM2 under the PCRs' present values\n"
                    "                    (default 7; 0-15 only) and lock PCR 15 at zero (see thaw enroll\n"
-                   "                    --help)\n"
+                   "                    --help); also defines DEV's anti-rollback TPM2 counter\n"
                    "  passphrase[:console]  a recovery passphrase (typed twice now; an argon2id\n"
                    "                    keyslot); at boot asked on the console, last in the chain only\n"
                    "  systemd-tpm2      at boot only: the key of the device's systemd-tpm2 token\n"
@@ -279,6 +280,38 @@ static int enroll_keys(const struct setup_opts *o, const struct keychain *chain,
                                 o->device ? o->device : o->swapfile);
                         return r;
                 }
+        }
+        return 0;
+}
+
+/*
+ * With a tpm2 source in the chain, dev's anti-rollback counter in the TPM2 (tpm2_counter.h), its
+ * auth from the ticket key that source's new key recovers. A failure is said; the setup is done
+ * all the same (thaw enroll --tpm-counter tries again), and its exit status says it.
+ */
+static int setup_counter(const struct setup_opts *o, const char *dev, enum luks_profile profile,
+                         const struct keychain *chain, const struct keysrc_enrollment *e)
+{
+        struct luks_policy p = { .profile = profile };
+        char why[512];
+        uint32_t index = 0;
+        uint64_t value = 0;
+        int r;
+
+        for (size_t i = 0; i < chain->n; i++) {
+                if (chain->src[i].type != KEYSRC_TPM2)
+                        continue;
+                r = tpm2_counter_enroll(o->root, dev, e[i].key, &p, clock_now_ms() + FETCH_WAIT_MS, &index, &value,
+                                        why, sizeof(why));
+                if (r < 0) {
+                        log_msg(LOG_ERR, "the TPM2 counter of %s is not defined (%s): its images are not protected "
+                                "against a rollback; thaw enroll --device %s --tpm-counter tries again", dev, why,
+                                dev);
+                        return r;
+                }
+                log_msg(LOG_INFO, "TPM2 counter of %s at NV index 0x%08x, value %" PRIu64 ": each hibernation "
+                        "and each resume increment it", dev, index, value);
+                return 0;
         }
         return 0;
 }
@@ -506,7 +539,7 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
         struct keychain chain, unlock;
         struct fsdev fs;
         uint64_t offset = 0;
-        int r, fd = -1;
+        int r, fd = -1, counter_r = 0;
 
         r = keychain_parse(o->key, &chain);
         /* As for a device: the enrolment's own fetch may use the origins --allow-url allows. */
@@ -554,6 +587,7 @@ static enum cmd_status setup_swapfile(struct setup_opts *o)
                 swapfile_remove(fd, o->swapfile);
                 goto out;
         }
+        counter_r = setup_counter(o, backing, LUKS_PROFILE_FOREIGN, &chain, e);
         r = pin_header(backing, LUKS_PROFILE_FOREIGN, fp);
         if (r == 0)
                 r = write_conf(o, uuid, spec, offset, fp);
@@ -572,7 +606,7 @@ out:
         /* Every path, success included, wipes every key we fetched. */
         for (size_t i = 0; i < KEYCHAIN_MAX; i++)
                 keysrc_enrollment_free(&e[i]);
-        return r < 0 ? CMD_FAILED : CMD_OK;
+        return r < 0 || counter_r < 0 ? CMD_FAILED : CMD_OK;
 }
 
 enum cmd_status cmd_setup(int argc, char **argv)
@@ -582,7 +616,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
         char uuid[64], spec[KEYCHAIN_SPEC_MAX], fp[LUKS_FP_SIZE];
         struct keychain chain;
         enum cmd_status st;
-        int r;
+        int r, counter_r = 0;
 
         log_setup("", true);
         st = parse(argc, argv, &o);
@@ -629,6 +663,7 @@ enum cmd_status cmd_setup(int argc, char **argv)
         r = format_and_open(&o, &chain, e, uuid, sizeof(uuid));
         if (r < 0)
                 goto out;
+        counter_r = setup_counter(&o, o.device, LUKS_PROFILE_THAW, &chain, e);
         r = pin_header(o.device, LUKS_PROFILE_THAW, fp);
         if (r == 0)
                 r = write_conf(&o, uuid, spec, 0, fp);
@@ -646,5 +681,5 @@ out:
         /* Every path, success included, wipes every key we fetched. */
         for (size_t i = 0; i < KEYCHAIN_MAX; i++)
                 keysrc_enrollment_free(&e[i]);
-        return r < 0 ? CMD_FAILED : CMD_OK;
+        return r < 0 || counter_r < 0 ? CMD_FAILED : CMD_OK;
 }

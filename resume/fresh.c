@@ -3,6 +3,7 @@
 #include "fresh.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -163,4 +164,37 @@ enum fresh_verdict fresh_judge(int read, const char *read_why, const struct tick
                                "resuming it would corrupt file systems it had mounted", made, when,
                                t->state_why[0] ? t->state_why : "no reason recorded");
         return check_fs(t, fs_read, made, why, size, note, nsize);
+}
+
+/*
+ * Security against a rollback: the counter goes up at every hibernation and every resume, and never
+ * down, so only the newest image's ticket holds its value. One ahead of its ticket is older (a copy
+ * put back): dropped. One behind, or none to read, is not this image's fault (another TPM, a vTPM
+ * whose state was rolled back, a VM started without its TPM): nothing is resumed, and the image
+ * is kept for a boot that has its TPM (rd.thaw.mismatch=).
+ */
+enum fresh_verdict fresh_judge_counter(const struct ticket *t, int read, const char *read_why, uint64_t now,
+                                       char *why, size_t size, char *note, size_t nsize)
+{
+        char made[40];
+
+        note[0] = '\0';
+        if (!t->has_tpm_counter)
+                return FRESH_YES;
+        fresh_time(t->time, made, sizeof(made));
+        if (read < 0)
+                return verdict(FRESH_UNPROVEN, why, size, "image of %s cannot be checked against the TPM2 counter "
+                               "its ticket names (value %" PRIu64 "): %s", made, t->tpm_counter,
+                               read_why && *read_why ? read_why : strerror(-read));
+        if (now > t->tpm_counter)
+                return verdict(FRESH_STALE, why, size, "image of %s is %" PRIu64 " hibernations old: the TPM2 "
+                               "counter is at %" PRIu64 ", its ticket says %" PRIu64 " (an older copy of the swap "
+                               "device put back): resuming it would corrupt file systems", made,
+                               now - t->tpm_counter, now, t->tpm_counter);
+        if (now < t->tpm_counter)
+                return verdict(FRESH_UNPROVEN, why, size, "the TPM2 counter (%" PRIu64 ") is behind the ticket of "
+                               "the image of %s (%" PRIu64 "): another TPM, or its state was rolled back", now,
+                               made, t->tpm_counter);
+        snprintf(note, nsize, "TPM2 counter %" PRIu64 " as its ticket says", now);
+        return FRESH_YES;
 }

@@ -12,6 +12,8 @@ enum fresh_verdict {
         FRESH_YES,        /* resume it */
         FRESH_STALE,      /* never: forged, consumed, superseded, or a file system changed since */
         FRESH_NO_TICKET,  /* no ticket at all: the rd.thaw.mismatch= policy decides */
+        FRESH_UNPROVEN,   /* this boot cannot prove it fresh (its TPM counter unreadable or behind): the
+                             rd.thaw.mismatch= policy decides, as the image may well be fresh */
 };
 
 /*
@@ -43,3 +45,12 @@ void fresh_time(int64_t t, char *buf, size_t size);
 enum fresh_verdict fresh_judge(int read, const char *read_why, const struct ticket *t, const struct secret *key,
                                int key_error, fresh_fs_read_fn fs_read, char *why, size_t size, char *note,
                                size_t nsize);
+
+/*
+ * The TPM2 counter's verdict on ticket t, which fresh_judge() passed: FRESH_YES if it has no counter
+ * or the counter (read: 0 and now, or -errno with read_why) holds its value (note says so);
+ * FRESH_STALE if the counter is ahead ("image of ... is 2 hibernations old"); FRESH_UNPROVEN if it
+ * is behind or cannot be read. why says why not.
+ */
+enum fresh_verdict fresh_judge_counter(const struct ticket *t, int read, const char *read_why, uint64_t now,
+                                       char *why, size_t size, char *note, size_t nsize);

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "luks.h"
+#include "tpm2_counter.h"
 #include "util.h"
 
 __attribute__((format(printf, 4, 5)))
@@ -73,6 +75,43 @@ int hibticket_prepare(const char *root, const char *name, struct hibticket *h, c
         return trial_read(h, why, size);
 }
 
+/* A TPM that is there answers within seconds; one that is not must not hold the hibernation long. */
+#define COUNTER_WAIT_MS 5000
+
+/*
+ * Security against a rollback: the counter is incremented before the image is written and the ticket
+ * records the new value, so every older image's ticket is behind it. Before the freeze: no TPM
+ * command while the system is frozen (the TPM driver may be suspended). A hibernation that fails
+ * after this leaves the counter ahead of every ticket: the next one increments it again.
+ */
+int hibticket_count(struct hibticket *h, char *why, size_t size)
+{
+        struct luks_tokens *tokens = NULL;
+        char what[512];
+        bool want;
+        int r;
+
+        h->has_counter = false;
+        h->no_counter[0] = '\0';
+        r = luks_tokens_read(h->dev, &tokens);
+        if (r < 0)
+                return fail(why, size, r, "cannot read the LUKS2 tokens of %s (%s)", h->dev, strerror(-r));
+        want = tpm2_counter_wanted(tokens);
+        luks_tokens_free(tokens);
+        if (!want)
+                return 0;
+        r = tpm2_counter_volume(h->root, h->uuid, h->key, TPM2_COUNTER_INCREMENT, clock_now_ms() + COUNTER_WAIT_MS,
+                                &h->counter, what, sizeof(what));
+        if (r == -ENOENT) {
+                snprintf(h->no_counter, sizeof(h->no_counter), "%s", what);
+                return 0;
+        }
+        if (r < 0)
+                return fail(why, size, r, "%s: the next boot could not tell this image from an older copy", what);
+        h->has_counter = true;
+        return 0;
+}
+
 int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibticket_image *img, char *why,
                     size_t size)
 {
@@ -115,6 +154,8 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibt
                                                  used ? ", " : "", m->type, h->mounts.m[i].dir);
                 t->n_fs++;
         }
+        t->has_tpm_counter = h->has_counter;
+        t->tpm_counter = h->has_counter ? h->counter : 0;
         r = ticket_seal(t, h->key);
         if (r < 0)
                 return fail(why, size, r, "cannot seal the ticket (%s)", strerror(-r));

@@ -2,6 +2,7 @@
 /* The image ticket thaw hibernate writes (ticket.h): prepared before the system freezes, written after. */
 #pragma once
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,9 @@ struct hibticket {
         struct secret *key;          /* its ticket key, from root's keyring */
         struct fsmark_list mounts;   /* the read-write block-device mounts, listed before the freeze */
         char unknown[512];           /* after write: file systems whose markers thaw cannot read */
+        bool has_counter;            /* after count: the TPM counter was incremented to counter */
+        uint64_t counter;
+        char no_counter[512];        /* after count: why a device with a thaw-tpm2 token has no counter */
         struct ticket t;             /* after write: the ticket written */
 };
 
@@ -32,6 +36,14 @@ struct hibticket_image {
         uint32_t crc32;         /* the header's CRC32, first swap-map block, stream pages */
         uint64_t first_map, pages;
 };
+
+/*
+ * With a thaw-tpm2 token on the device: increment the volume's TPM2 counter (tpm2_counter.h) now,
+ * while the system runs, for hibernate_write() to record in the ticket. 0 as well without a token,
+ * or when the TPM has no counter of this volume (h->no_counter says why); -errno with why if the
+ * counter is there and cannot be incremented.
+ */
+int hibticket_count(struct hibticket *h, char *why, size_t size);
 
 /*
  * Read every mount's markers now, make a fresh ticket for writer w (img: what thaw's writer wrote,

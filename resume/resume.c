@@ -29,6 +29,7 @@
 #include "power.h"
 #include "state.h"
 #include "swsusp.h"
+#include "tpm2_counter.h"
 #include "tpm2_lock.h"
 #include "ticket.h"
 #include "tpm2_token.h"
@@ -63,6 +64,31 @@ static int boot_fs_read(const char *uuid, const char *type, char *dev, size_t ds
         return r < 0 ? r : fsmark_read_as(dev, type, m, why, size);
 }
 
+static int boot_counter(const char *root, const char *dev, const struct secret *key, enum tpm2_counter_op op,
+                        int64_t deadline_ms, uint64_t *value, char *why, size_t size)
+{
+        char uuid[64];
+        int r = luks_uuid(dev, uuid, sizeof(uuid));
+
+        if (r < 0) {
+                snprintf(why, size, "cannot read the LUKS2 UUID of %s (%s)", dev, strerror(-r));
+                return r;
+        }
+        return tpm2_counter_volume(root, uuid, key, op, deadline_ms, value, why, size);
+}
+
+static int boot_counter_read(const char *root, const char *dev, const struct secret *key, int64_t deadline_ms,
+                             uint64_t *value, char *why, size_t size)
+{
+        return boot_counter(root, dev, key, TPM2_COUNTER_READ, deadline_ms, value, why, size);
+}
+
+static int boot_counter_increment(const char *root, const char *dev, const struct secret *key,
+                                  int64_t deadline_ms, uint64_t *value, char *why, size_t size)
+{
+        return boot_counter(root, dev, key, TPM2_COUNTER_INCREMENT, deadline_ms, value, why, size);
+}
+
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
         .fetch = keysrc_fetch,
@@ -80,6 +106,8 @@ const struct resume_ops resume_default_ops = {
         .ticket_key = boot_ticket_key,
         .fs_read = boot_fs_read,
         .poweroff = power_off_now,
+        .tpm_counter_read = boot_counter_read,
+        .tpm_counter_increment = boot_counter_increment,
         .tpm_lock = tpm2_lock_boot,
 };
 
@@ -675,6 +703,16 @@ struct resume_lock {
         bool done;
 };
 
+/* A TPM's answers are awaited a few seconds, within rd.thaw.timeout='s deadline (the TPM lock's wait). */
+static int64_t tpm_deadline(const struct resume_ctx *c)
+{
+        int64_t deadline = clock_now_ms() + LOCK_WAIT_MS;
+
+        if (c->lock && c->lock->deadline_ms && c->lock->deadline_ms < deadline)
+                deadline = c->lock->deadline_ms;
+        return deadline;
+}
+
 /*
  * Security: once thaw is done, whatever the outcome (handoff, no image, image refused, wrong key,
  * another source won, an error), nothing later in this boot may unseal a thaw-tpm2 key: not a
@@ -704,9 +742,7 @@ static void lock_tpm(const struct resume_ctx *c)
                 c->ops->tokens_free(tokens);
         if (pcrs == 0)
                 return;
-        deadline = clock_now_ms() + LOCK_WAIT_MS;
-        if (l->deadline_ms && l->deadline_ms < deadline)
-                deadline = l->deadline_ms;
+        deadline = tpm_deadline(c);
         r = c->ops->tpm_lock(c->root, pcrs, deadline, why, sizeof(why));
         tpm2_pcrs_format(pcrs, list, sizeof(list));
         if (r == 0)
@@ -755,6 +791,18 @@ static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *d
         if (r == 0 && c->ops->ticket_key)
                 kr = c->ops->ticket_key(dev, &key);
         v = fresh_judge(r, read_why, &t, kr == 0 ? key : NULL, kr, c->ops->fs_read, why, size, note, sizeof(note));
+        /* The counter's policy is its auth value, not PCRs: the lock PCR does not matter here. */
+        if (v == FRESH_YES && t.has_tpm_counter) {
+                char cwhy[384] = "", cnote[96];
+                uint64_t now = 0;
+                size_t used = strlen(note);
+
+                r = c->ops->tpm_counter_read ? c->ops->tpm_counter_read(c->root, dev, key, tpm_deadline(c), &now,
+                                                                        cwhy, sizeof(cwhy)) : -ENODEV;
+                v = fresh_judge_counter(&t, r, cwhy, now, why, size, cnote, sizeof(cnote));
+                if (v == FRESH_YES && used < sizeof(note))
+                        snprintf(note + used, sizeof(note) - used, "; %s", cnote);
+        }
         secret_free(key);
         if (v == FRESH_YES) {
                 fresh_time(t.time, made, sizeof(made));
@@ -790,6 +838,29 @@ static enum resume_outcome drop_stale(const struct resume_ctx *c, const char *ma
         return RESUME_STALE;
 }
 
+/*
+ * Security against a rollback: after the consumed mark, the TPM2 counter goes one past the ticket,
+ * so that this image can never pass again, even with that mark reset and its disks rolled back
+ * with it. No increment, no handoff.
+ */
+static int count_resume(const struct resume_ctx *c, const char *dev, const char *shown)
+{
+        struct secret *key = NULL;
+        char why[384] = "";
+        uint64_t now = 0;
+        int r = c->ops->ticket_key ? c->ops->ticket_key(dev, &key) : -ENOKEY;
+
+        if (r == 0)
+                r = c->ops->tpm_counter_increment ? c->ops->tpm_counter_increment(c->root, dev, key, tpm_deadline(c),
+                                                                                  &now, why, sizeof(why)) : -ENODEV;
+        secret_free(key);
+        if (r < 0)
+                SAY(c, LOG_WARNING, "cannot increment the TPM2 counter of %s (%s)", shown, why[0] ? why : strerror(-r));
+        else
+                SAY(c, LOG_INFO, "TPM2 counter incremented to %" PRIu64 ": this image can never pass again", now);
+        return r;
+}
+
 static enum resume_outcome handle_image(const struct resume_ctx *c, const char *dev, const char *mapper,
                                         const char *shown)
 {
@@ -821,6 +892,10 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                  * boot goes on, so the image is dropped as a stale one.
                  */
                 return drop_stale(c, mapper, shown, why, "no-ticket");
+        case FRESH_UNPROVEN:
+                note_reason(c, "tpm-counter");
+                return refuse(c, mapper, shown, why, "start the VM again with the TPM it hibernated with to "
+                              "resume it, or boot with rd.thaw.mismatch=discard to drop it");
         case FRESH_YES:
                 break;
         }
@@ -846,6 +921,12 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                 close_mapping(c, note, sizeof(note));
                 SAY(c, LOG_WARNING, "cannot mark the image's ticket consumed on %s (%s): not resuming it, image "
                     "kept, %s, boot continues without resume", dev, strerror(-r), note);
+                return RESUME_KEPT;
+        }
+        if (t.has_tpm_counter && count_resume(c, dev, shown) < 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "not resuming the image on %s: its ticket is consumed, and without the TPM2 "
+                    "counter a copy of it could pass again; %s, boot continues without resume", shown, note);
                 return RESUME_KEPT;
         }
         lock_tpm(c); /* the resumed system must not unseal either */

@@ -67,6 +67,15 @@ struct resume_ops {
                        size_t size);
         /* Power off now, nothing mounted (rd.thaw.mismatch=poweroff): returns only if it could not. */
         int (*poweroff)(const char *root);
+        /*
+         * The TPM2 counter of dev's volume (tpm2_counter.h), under the auth derived from its ticket
+         * key: read it, or increment it (the new value into *value). why says what failed. NULL: no
+         * TPM (a ticket that names a counter cannot be checked).
+         */
+        int (*tpm_counter_read)(const char *root, const char *dev, const struct secret *key, int64_t deadline_ms,
+                                uint64_t *value, char *why, size_t size);
+        int (*tpm_counter_increment)(const char *root, const char *dev, const struct secret *key,
+                                     int64_t deadline_ms, uint64_t *value, char *why, size_t size);
         /* Extend the TPM2 lock PCRs (tpm2_lock_boot()); NULL: no TPM lock. */
         int (*tpm_lock)(const char *root, uint32_t pcrs, int64_t deadline_ms, char *why, size_t size);
 };

@@ -276,6 +276,13 @@ after_resume() {
 	case "$1" in
 	wait-swapin) wait_swapin ;;
 	tight) tight ;;
+	# replay-tpm: hibernate once more from the resumed system (the second image); its resume
+	# comes back here and goes on to verify the workload.
+	rehibernate)
+		say "hibernating again"
+		thaw hibernate --mode shutdown
+		say "rehibernate exit $?"
+		;;
 	'') ;;
 	*) say "unknown thaw.after '$1'" ;;
 	esac

@@ -1720,6 +1720,166 @@ static void test_ticket_kept_by_poweroff_and_bad_header(void **state)
         assert_int_equal(tk.sets, 0);
 }
 
+/* The TPM2 counter (tpm2_counter.h): a fake TPM that checks it is asked under the ticket key. */
+static struct {
+        uint64_t value;
+        int read_err, incr_err;
+        int reads, incrs;
+        int incr_handoffs, incr_sets;  /* fx.handoffs and tk.sets when the increment came */
+} ctr;
+
+static int fake_counter_read(const char *root, const char *dev, const struct secret *key, int64_t deadline_ms,
+                             uint64_t *value, char *why, size_t size)
+{
+        (void)root;
+        (void)dev;
+        assert_true(deadline_ms > 0);
+        assert_memory_equal(key->data, tk_key, TICKET_KEY_SIZE);
+        ctr.reads++;
+        if (ctr.read_err) {
+                snprintf(why, size, "no TPM2 device (/dev/tpmrm0) appeared within the timeout");
+                return ctr.read_err;
+        }
+        *value = ctr.value;
+        return 0;
+}
+
+static int fake_counter_increment(const char *root, const char *dev, const struct secret *key, int64_t deadline_ms,
+                                  uint64_t *value, char *why, size_t size)
+{
+        (void)root;
+        (void)dev;
+        assert_true(deadline_ms > 0);
+        assert_memory_equal(key->data, tk_key, TICKET_KEY_SIZE);
+        ctr.incrs++;
+        ctr.incr_handoffs = fx.handoffs;
+        ctr.incr_sets = tk.sets;
+        if (ctr.incr_err) {
+                snprintf(why, size, "the TPM did not answer");
+                return ctr.incr_err;
+        }
+        *value = ++ctr.value;
+        return 0;
+}
+
+/* ticket_fixture() whose ticket records TPM counter value v; the TPM's counter at now. */
+static void counter_fixture(uint64_t v, uint64_t now)
+{
+        struct secret key = { .len = TICKET_KEY_SIZE, .cap = TICKET_KEY_SIZE, .data = (uint8_t *)tk_key };
+
+        ticket_fixture();
+        tk.t.has_tpm_counter = true;
+        tk.t.tpm_counter = v;
+        assert_int_equal(ticket_seal(&tk.t, &key), 0);
+        memset(&ctr, 0, sizeof(ctr));
+        ctr.value = now;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        fx.said = fx.handoffs = 0;
+}
+
+static struct resume_ops counter_ops(void)
+{
+        struct resume_ops ops = ticket_ops();
+
+        ops.tpm_counter_read = fake_counter_read;
+        ops.tpm_counter_increment = fake_counter_increment;
+        return ops;
+}
+
+/* The counter holds the ticket's value: resumed; incremented after the consumed mark, before the handoff. */
+static void test_counter_equal_passes(void **state)
+{
+        struct resume_ops ops = counter_ops();
+
+        (void)state;
+        counter_fixture(5, 5);
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_CONSUMED);
+        assert_true(said("1 file system(s) as the image left them (every marker); TPM2 counter 5 as its ticket says"));
+        assert_true(said("TPM2 counter incremented to 6: this image can never pass again"));
+        assert_int_equal(fx.handoffs, 1);
+        assert_int_equal(ctr.reads, 1);
+        assert_int_equal(ctr.incrs, 1);
+        assert_int_equal(ctr.value, 6);
+        assert_int_equal(ctr.incr_sets, 1);     /* after the consumed mark */
+        assert_int_equal(ctr.incr_handoffs, 0); /* before the kernel saw it */
+
+        /* A ticket without a counter (a device without a thaw-tpm2 token): the TPM is not asked. */
+        counter_fixture(5, 5);
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_CONSUMED);
+        assert_int_equal(ctr.reads + ctr.incrs, 0);
+}
+
+/* An older copy put back: the counter is ahead of its ticket; dropped, and the counter left as it is. */
+static void test_counter_older_refused(void **state)
+{
+        struct resume_ops ops = counter_ops();
+
+        (void)state;
+        counter_fixture(3, 5);
+        stale_case(&ops, "is 2 hibernations old: the TPM2 counter is at 5, its ticket says 3 (an older copy of the "
+                         "swap device put back): resuming it would corrupt file systems");
+        assert_int_equal(ctr.incrs, 0);
+        assert_int_equal(ctr.value, 5);
+        assert_int_equal(tk.t.state, TICKET_SUPERSEDED);
+
+        /* Security: the counter taken out of the ticket offline: the MAC fails first. */
+        counter_fixture(3, 5);
+        tk.t.has_tpm_counter = false;
+        stale_case(&ops, "its ticket does not verify (edited, or not made with this volume's key)");
+        assert_int_equal(ctr.reads, 0);
+}
+
+/* Behind, or no TPM to read it: nothing resumed, the image kept for a boot with its TPM (the policy). */
+static void test_counter_unproven(void **state)
+{
+        struct resume_ops ops = counter_ops();
+
+        (void)state;
+        counter_fixture(5, 3);
+        poweroffs = 0;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_POWEROFF);
+        assert_true(said("the TPM2 counter (3) is behind the ticket of the image of "));
+        assert_true(said("(5): another TPM, or its state was rolled back; rd.thaw.mismatch=poweroff: powering off "
+                         "before anything is mounted, image kept: start the VM again with the TPM it hibernated "
+                         "with to resume it, or boot with rd.thaw.mismatch=discard to drop it"));
+        assert_int_equal(poweroffs, 1);
+        assert_int_equal(fx.handoffs + ctr.incrs + tk.sets, 0);
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "reason=tpm-counter\n"));
+
+        counter_fixture(5, 5);
+        ctr.read_err = -ENODEV;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_POWEROFF);
+        assert_true(said("cannot be checked against the TPM2 counter its ticket names (value 5): no TPM2 device "
+                         "(/dev/tpmrm0) appeared within the timeout"));
+        assert_int_equal(fx.handoffs + ctr.incrs + tk.sets, 0);
+
+        /* Without a TPM op at all (a build or a boot with no TPM): the same. */
+        counter_fixture(5, 5);
+        ops.tpm_counter_read = NULL;
+        assert_int_equal(run(TK_CMDLINE " rd.thaw.mismatch=discard", &ops), RESUME_MISMATCH_DISCARDED);
+        assert_int_equal(fx.handoffs, 0);
+}
+
+/* No increment, no handoff: the ticket is consumed already, and the image is not resumed. */
+static void test_counter_increment_fails(void **state)
+{
+        struct resume_ops ops = counter_ops();
+
+        (void)state;
+        counter_fixture(5, 5);
+        ctr.incr_err = -ETIMEDOUT;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_KEPT);
+        assert_true(said("cannot increment the TPM2 counter of "));
+        assert_true(said("(the TPM did not answer)"));
+        assert_true(said("its ticket is consumed, and without the TPM2 counter a copy of it could pass again"));
+        assert_int_equal(fx.handoffs, 0);
+        assert_int_equal(tk.t.state, TICKET_CONSUMED);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -1776,6 +1936,10 @@ int main(void)
                 T(test_ticket_superseded_when_boot_goes_on),
                 T(test_ticket_kept_by_poweroff_and_bad_header),
                 T(test_ticket_without_image),
+                T(test_counter_equal_passes),
+                T(test_counter_older_refused),
+                T(test_counter_unproven),
+                T(test_counter_increment_fails),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

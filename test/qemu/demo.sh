@@ -13,7 +13,7 @@ tq_workdir demo
 echo "thaw demo: guest with ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs, QEMU TCG (software emulation, no KVM)"
 echo "thaw demo: boot 1: thaw setup on /dev/vdb, swap on, workload fills ${TQ_WORKLOAD_MIB} MiB, thaw hibernate"
 tq_sleep_boot_checked hibernate hibernate "$TQ_WORK/key"
-grep -E '\| (THAW-TEST: setup exit|rd\.thaw\.|thaw: hibernating)|PM: hibernation: Wrote|workload: ready' \
+grep -E '\| (THAW-TEST: setup exit|rd\.thaw\.|thaw: hibernating)|PM: hibernation: Wrote|thaw: wrote the image|workload: ready' \
     "$TQ_WORK/hibernate.log" | sed 's/^ *[0-9.]*| //; s/^\[ *[0-9.]*\] //; s/^/    /'
 echo "thaw demo: boot 2: a new QEMU process, key in fw_cfg; the initramfs runs thaw resume"
 tq_sleep_boot_checked resume resume "$TQ_WORK/key"
@@ -30,11 +30,12 @@ mark "kernel starts" "Linux version"
 mark "initramfs starts (dracut)" "Run /init as init process"
 mark "thaw resume starts (dracut pre-mount hook)" "thaw-resume.sh: running thaw resume"
 mark "key obtained, LUKS2 unlocked" "thaw: unlocked"
+mark "image ticket verified (fresh, authentic)" "thaw: image ticket verified"
 mark "image handed to the kernel" "thaw: resuming from"
 mark "image loaded" "PM: Image loading done"
 mark "hibernated system running again" "THAW-TEST: hibernate exit"
 mark "workload verified its memory" "workload: nothing lost"
-grep -hE 'thaw: (unlocked|resuming)|PM: hibernation: Read|workload: ' "$TQ_WORK/resume.log" \
+grep -hE 'thaw: (unlocked|image ticket verified|resuming)|PM: hibernation: Read|workload: ' "$TQ_WORK/resume.log" \
     | sed 's/^ *[0-9.]*| //; s/^\[ *[0-9.]*\] //; s/^/    /'
 echo
 echo "serial logs: $TQ_WORK/hibernate.log $TQ_WORK/resume.log"

@@ -12,6 +12,10 @@
 # (thaw(8), --integrity). So thaw hibernate (--writer auto) writes the image itself for a container
 # with integrity: the kernel freezes and snapshots through /dev/snapshot, thaw writes the image in
 # the kernel's format, flushes, marks the header, flushes, powers off; the kernel resumes it.
+#
+# The tamper boot goes on with the image there, so thaw supersedes its ticket (only its state, which
+# is not authenticated). Afterwards the LUKS2 header area is put back from the copy, as the same
+# attacker could: the ticket says fresh again and the changed sector reaches the kernel's read.
 set -u
 TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-64}
 TQ_SWAP_MIB=${TQ_SWAP_MIB:-300}
@@ -36,6 +40,11 @@ tq_boot_checked tamper inspect "$TQ_WORK/key" noresume thaw.tamper=1
 tq_check "tamper: one byte of the image's ciphertext changed" tq_has tamper "THAW-TEST: tampered: byte"
 tq_check "tamper: dm-integrity refuses the changed sector" \
     tq_has tamper "THAW-TEST: tampered block reads: "
+tq_check "tamper: that boot superseded the image's ticket" test "$(tq_ticket_get "$TQ_WORK/swap.img" state)" = superseded
+data=$(cryptsetup luksDump "$TQ_WORK/swap.img" | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
+dd if="$TQ_WORK/swap.hib" of="$TQ_WORK/swap.img" bs=4096 count=$((${data:-0} / 4096)) conv=notrunc 2> /dev/null
+tq_check "tamper: the LUKS2 header area (${data:-?} bytes) put back: the ticket says fresh" \
+    test -n "$data" -a "$(tq_ticket_get "$TQ_WORK/swap.img" state)" = fresh
 
 tq_boot_checked refused resume "$TQ_WORK/key"
 tq_check "refused: thaw did not crash" tq_lacks refused "thaw resume exited with status"

@@ -12,6 +12,7 @@
 #include "luks.h"
 #include "luks_policy.h"
 #include "luks_token.h"
+#include "ticket.h"
 
 #define LUKS_VK_SIZE 64          /* aes-xts with two 256-bit keys */
 #define LUKS_HMAC_KEY_SIZE 32    /* hmac(sha256): the integrity key follows the cipher key */
@@ -149,6 +150,22 @@ static int add_source(struct crypt_device *cd, const struct secret *vk, const st
 }
 
 /*
+ * The ticket key of this volume into root's keyring (ticket.h), derived from its volume key:
+ * thaw resume checks the image's ticket with it, and thaw hibernate, in the system that boots or
+ * resumes, authenticates the next one with it. Best effort: without it thaw hibernate refuses and
+ * says why, and an image's ticket cannot be checked (the image is not resumed).
+ */
+static void keep_ticket_key(struct crypt_device *cd, const struct secret *vk)
+{
+        const char *uuid = crypt_get_uuid(cd);
+        struct secret *tk = NULL;
+
+        if (uuid && ticket_key_derive(vk->data, vk->len, uuid, &tk) == 0)
+                (void)ticket_key_store(uuid, tk);
+        secret_free(tk);
+}
+
+/*
  * dm-integrity starts with tags that match nothing: every read of a sector never written is an I/O
  * error (udev's blkid probing the end of the device, say). Writing zeroes once through a private,
  * journal-less mapping gives every sector a valid tag, as cryptsetup luksFormat does.
@@ -203,6 +220,8 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
                 r = add_source(cd, vk, &e[i]);
         if (r >= 0 && integrity)
                 r = wipe_tags(cd, vk);
+        if (r >= 0)
+                keep_ticket_key(cd, vk);
 out:
         secret_free(vk);
         crypt_free(cd); /* also wipes libcryptsetup's own copy of the volume key */
@@ -257,6 +276,30 @@ int luks_slot_cheap_cd(struct crypt_device *cd, int slot, uint64_t argon2_max_ki
         return slot_allowed(cd, slot, argon2_max_kib, NULL, 0);
 }
 
+/*
+ * Open keyslot slot with key and activate name with the volume key it gives: one KDF run, as
+ * crypt_activate_by_passphrase() would do, and the volume key at hand for the ticket key.
+ */
+static int activate_slot(struct crypt_device *cd, const char *name, int slot, const struct secret *key)
+{
+        struct secret *vk = NULL;
+        size_t len;
+        int r = secret_new(LUKS_VK_SIZE * 2, &vk);
+
+        if (r < 0)
+                return r;
+        len = vk->cap;
+        r = crypt_volume_key_get(cd, slot, (char *)vk->data, &len, (const char *)key->data, key->len);
+        if (r >= 0) {
+                vk->len = len;
+                r = crypt_activate_by_volume_key(cd, name, (const char *)vk->data, vk->len, 0);
+                if (r >= 0)
+                        keep_ticket_key(cd, vk);
+        }
+        secret_free(vk);
+        return r;
+}
+
 static int activate(const char *dev, const char *name, const struct secret *key, uint64_t argon2_max_kib,
                     const struct luks_policy *p, char *why, size_t size)
 {
@@ -285,7 +328,8 @@ static int activate(const char *dev, const char *name, const struct secret *key,
                         break;
                 }
                 /* With name NULL this only checks the key: no device-mapper needed. */
-                r = crypt_activate_by_passphrase(cd, name, slot, (const char *)key->data, key->len, 0);
+                r = name ? activate_slot(cd, name, slot, key) :
+                           crypt_activate_by_passphrase(cd, NULL, slot, (const char *)key->data, key->len, 0);
         }
         /* Cheap, and the same cd: the header the mapping was made from still passes. */
         if (r >= 0 && check_cd(cd, p, NULL, NULL, 0) < 0) {
@@ -612,6 +656,29 @@ int luks_active_integrity(const char *name)
         /* ip.integrity points into cd's header: read it before crypt_free(). */
         if (r == 0)
                 r = ip.tag_size > 0 || (ip.integrity && *ip.integrity);
+        crypt_free(cd);
+        return r;
+}
+
+int luks_active_device(const char *name, char *dev, size_t size)
+{
+        struct crypt_device *cd = NULL;
+        const char *d;
+        int r;
+
+        if (!name || !dev)
+                return -EINVAL;
+        crypt_set_log_callback(NULL, log_silent, NULL);
+        r = crypt_init_by_name(&cd, name);
+        if (r < 0)
+                return r;
+        d = crypt_get_device_name(cd);
+        if (!d)
+                r = -ENODATA;
+        else if (strlen(d) >= size)
+                r = -ENAMETOOLONG;
+        else
+                memcpy(dev, d, strlen(d) + 1);
         crypt_free(cd);
         return r;
 }

@@ -138,5 +138,7 @@ int luks_active_integrity(const char *name);
  * For setup and inspection only: the header is unauthenticated, so boot never picks a source by it.
  */
 int luks_token_sources(const char *dev, struct keychain *out);
+/* The device the active mapping name was opened from (its LUKS2 header's), into dev. */
+int luks_active_device(const char *name, char *dev, size_t size);
 /* LUKS2 UUID of dev into buf (37 bytes suffices). */
 int luks_uuid(const char *dev, char *buf, size_t size);

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include "luks.h"
 #include "luks_token.h"
+#include "ticket.h"
 #include "tpm2_token.h"
 
 int luks_token_build(const struct keysrc *src, char *buf, size_t size)
@@ -91,6 +92,9 @@ static int token_check(struct json_object *o, struct keysrc *out, char *why, siz
         t = json_object_get_string(type);
         if (strncmp(t, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0)
                 return refuse(why, size, "type \"%.64s\" is not a thaw token", t);
+        /* The image ticket is thaw's but names no key: never a key source, whatever it holds. */
+        if (strcmp(t, TICKET_TOKEN_TYPE) == 0)
+                return refuse(why, size, "the image ticket, not a key source");
         if (!json_object_object_get_ex(o, "keyslots", &slots))
                 return refuse(why, size, "\"keyslots\" is missing");
         if (!json_object_is_type(slots, json_type_array))

@@ -65,6 +65,12 @@ const char *ticket_writer_name(enum ticket_writer w); /* "thaw", "kernel" */
 
 /* A new fresh ticket: random id, this time, boot id, kernel release; no file systems yet. */
 int ticket_new(struct ticket *t);
+/* The same with the boot id read from root + /proc/sys/kernel/random/boot_id (tests: a fixture tree). */
+int ticket_new_at(const char *root, struct ticket *t);
+/* root + /proc/sys/kernel/random/boot_id into out; -EBADMSG if it is not a UUID. */
+int ticket_boot_id(const char *root, char out[37]);
+/* true for 36 characters of hex digits and dashes at 8, 13, 18, 23 (a LUKS2 UUID, a boot id). */
+bool ticket_uuid_valid(const char *s);
 
 /* The ticket key of a volume: HKDF-SHA256(volume key, salt "thaw-ticket-key-v1", info LUKS2 UUID). */
 int ticket_key_derive(const uint8_t *vk, size_t vk_len, const char *luks_uuid, struct secret **out);
@@ -90,7 +96,8 @@ int ticket_parse(const char *json, struct ticket *out, char *why, size_t size);
 
 /*
  * The device's thaw-ticket token. read: 0 and *out; -ENOENT if it has none; -EINVAL with why if it
- * is malformed (or there are several). write: replaces any thaw-ticket token with t (sealed by the
+ * is malformed (or there are several); -ENODEV if dev is absent; crypt_load()'s error (-EINVAL, why
+ * untouched) if dev holds no LUKS2 header. write: replaces any thaw-ticket token with t (sealed by the
  * caller). set_state: rewrites only the state fields of the present token (no key needed); -ENOENT
  * if there is none. Each write is one libcryptsetup metadata update (both header copies, seqid).
  */

@@ -87,7 +87,8 @@ static int set_value(struct thaw_args *a, const char *key, const char *value)
                 return r;
         }
         if (strcmp(key, "mismatch") == 0) {
-                if (strcmp(value, "keep") != 0 && strcmp(value, "discard") != 0)
+                /* keep (the old default) powers off too: keeping an image and booting past it is unsafe. */
+                if (strcmp(value, "poweroff") != 0 && strcmp(value, "keep") != 0 && strcmp(value, "discard") != 0)
                         return -EINVAL;
                 a->mismatch_discard = value[0] == 'd';
                 return 0;

@@ -27,7 +27,7 @@ struct thaw_args {
         bool noresume;                /* noresume, nohibernate, hibernate=no… */
         const char *noresume_by;      /* the parameter that set it, as shown to users; NULL if unset */
         bool disabled;                /* rd.thaw=0 */
-        bool mismatch_discard;        /* rd.thaw.mismatch=discard / mismatch=: default keep */
+        bool mismatch_discard;        /* rd.thaw.mismatch=discard / mismatch=: default poweroff (keep: the same) */
         bool s4_hwsig;                /* acpi_sleep=s4_hwsig: the kernel compares hardware signatures */
         bool verify;                  /* rd.thaw.verify=1 / verify=1: decompress and CRC before handoff */
         char swapin[12];              /* swapin= in thaw.conf: after a resume, prefetch (default),

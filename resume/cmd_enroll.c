@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "args.h"
 #include "clock.h"
@@ -20,6 +21,7 @@
 #include "power.h"
 #include "luks.h"
 #include "luks_token.h"
+#include "ticket.h"
 #include "tpm2_token.h"
 #include "util.h"
 
@@ -168,6 +170,30 @@ static int one_source(const char *spec, const char *opt, struct keysrc *out)
         return 0;
 }
 
+/* "image ticket: fresh, made 2024-05-01 12:00:00 UTC", or why the token is malformed. */
+static void ticket_line(const char *json, char *buf, size_t size)
+{
+        struct ticket *t = calloc(1, sizeof(*t));
+        char why[160], when[32] = "?";
+        time_t made;
+        struct tm tm;
+
+        if (!t) {
+                snprintf(buf, size, "image ticket (not read: out of memory)");
+                return;
+        }
+        if (ticket_parse(json, t, why, sizeof(why)) < 0) {
+                snprintf(buf, size, "(malformed image ticket: %s)", why);
+                free(t);
+                return;
+        }
+        made = (time_t)t->time;
+        if (gmtime_r(&made, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+        snprintf(buf, size, "image ticket: %s, made %s", ticket_state_name(t->state), when);
+        free(t);
+}
+
 static void show_token(const struct luks_token_info *ti)
 {
         char slots[128] = "", extra[200] = "", src[KEYSRC_ARG_MAX + 32] = "", why[160];
@@ -181,6 +207,8 @@ static void show_token(const struct luks_token_info *ti)
         }
         if (strncmp(ti->type, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0) {
                 snprintf(src, sizeof(src), "(not thaw's)");
+        } else if (strcmp(ti->type, TICKET_TOKEN_TYPE) == 0) {
+                ticket_line(ti->json, src, sizeof(src));
         } else if (luks_token_check(ti->json, &s, why, sizeof(why)) < 0 ||
                    keysrc_format(&s, src, sizeof(src)) < 0) {
                 snprintf(src, sizeof(src), "(malformed: %s)", why);

@@ -16,6 +16,7 @@
 #include "cmd.h"
 #include "handoff.h"
 #include "hibcheck.h"
+#include "hibticket.h"
 #include "log.h"
 #include "luks.h"
 #include "luks_mapping.h"
@@ -31,13 +32,16 @@ static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw hibernate [--mode shutdown|platform|reboot] [--name NAME] [--root DIR]\n"
                    "                      [--image-size SIZE] [--reclaim] [--no-swapin]\n"
-                   "                      [--writer auto|kernel|thaw] [--dry-run]\n\n"
+                   "                      [--writer auto|kernel|thaw] [--dry-run] [--ticket-only]\n\n"
                    "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
                    "line name a device and a key, no noresume), that /dev/mapper/NAME is active swap\n"
                    "(with resume_offset=: holds the active swap file that starts at that page) with\n"
                    "room for the image and that hibernation is available, then hibernate to it.\n"
                    "It refuses a mapping whose live table is not the encryption its LUKS2 header\n"
-                   "says (one aes-xts-plain64 crypt target, key size, sector size, offset, integrity).\n\n"
+                   "says (one aes-xts-plain64 crypt target, key size, sector size, offset, integrity).\n"
+                   "Before the image is marked, it writes the image's ticket (a LUKS2 token: an id, the\n"
+                   "time, this boot, and markers of every file system mounted read-write), sealed with\n"
+                   "a key derived from the volume key: the next boot resumes only a fresh image.\n\n"
                    "  -m, --mode MODE  what to do after writing the image (default shutdown)\n"
                    "  -n, --name NAME  device-mapper name (default: rd.thaw.name=, name= in\n"
                    "                   thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
@@ -50,13 +54,17 @@ static void usage(FILE *f)
                    "                   with the strategy of swapin= in thaw.conf; swapin=off: never)\n"
                    "      --writer W   who writes the image: kernel (Linux, as systemctl hibernate),\n"
                    "                   thaw (the kernel takes the snapshot through /dev/snapshot, thaw\n"
-                   "                   writes it in the kernel's format and flushes the device before\n"
-                   "                   powering off: needed with dm-integrity, whose last writes Linux\n"
-                   "                   6.1 would leave in its journal), or auto (default: writer= in\n"
-                   "                   thaw.conf, else thaw for a container with integrity, kernel\n"
-                   "                   otherwise). thaw's writer does --mode shutdown or reboot\n"
+                   "                   writes it in the kernel's format, reads the file-system markers\n"
+                   "                   with the system frozen, authenticates the whole image in its\n"
+                   "                   ticket and flushes the device before powering off), or auto\n"
+                   "                   (default: writer= in thaw.conf, else thaw where /dev/snapshot\n"
+                   "                   exists). With the kernel writing, the ticket's markers are read\n"
+                   "                   before the freeze, and the next boot trusts only the mount\n"
+                   "                   count and time of each. thaw's writer does --mode shutdown or reboot\n"
                    "      --root DIR   prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "      --dry-run    only check\n"
+                   "      --ticket-only  only write the ticket of an image the kernel is about to\n"
+                   "                   write (the systemd-sleep hook runs this for systemctl hibernate)\n"
                    "  -h, --help       show this help\n");
 }
 
@@ -148,6 +156,47 @@ static void reclaim(const char *root)
                 want / 1024, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
+/*
+ * The ticket of an image the kernel writes: its markers are read now, while the system runs, so
+ * the next boot trusts only each file system's mount count and time (fsmark.h).
+ */
+static int write_kernel_ticket(struct hibticket *ticket)
+{
+        char why[768];
+        int r = hibticket_write(ticket, TICKET_WRITER_KERNEL, NULL, why, sizeof(why));
+
+        if (r < 0) {
+                log_msg(LOG_ERR, "%s: not hibernating (the next boot would not resume an image without it)", why);
+                return r;
+        }
+        log_msg(LOG_NOTICE, "image ticket written to %s: %zu file system(s); the kernel writes the image, so the "
+                "next boot checks only their mount count and time", ticket->dev, ticket->t.n_fs);
+        return 0;
+}
+
+/*
+ * The ticket's key and the mounts, before anything is frozen. A --root fixture without
+ * device-mapper (host tests) has no ticket: 1, and nothing to write.
+ */
+static int prepare_ticket(const char *root, const char *name, struct hibticket *ticket)
+{
+        char control[PATH_MAX], why[768];
+        int r;
+
+        if (*root && util_path(control, sizeof(control), root, "/dev/mapper/control") == 0 &&
+            !util_exists(control)) {
+                log_msg(LOG_WARNING, "no %s: no image ticket is written", control);
+                return 1;
+        }
+        r = hibticket_prepare(root, name, ticket, why, sizeof(why));
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot prepare the image's ticket: %s; not hibernating", why);
+        else if (*ticket->unknown)
+                log_msg(LOG_WARNING, "thaw cannot read the markers of %s: the next boot cannot tell whether they "
+                        "were mounted or written since the image was made", ticket->unknown);
+        return r;
+}
+
 /* The one line both writers log before hibernating. */
 static void announce(const char *mode, const struct hibcheck *h, const char *name, uint64_t offset,
                      bool thaw_writes)
@@ -158,9 +207,15 @@ static void announce(const char *mode, const struct hibcheck *h, const char *nam
                 (h->needed_kib + 1023) / 1024, thaw_writes ? "; thaw writes the image" : "");
 }
 
+/* The seal callback of thaw's writer: the ticket, with the system frozen and the stream written. */
+static int seal(void *ctx, const uint8_t *image_mac, char *why, size_t size)
+{
+        return hibticket_write(ctx, TICKET_WRITER_THAW, image_mac, why, size);
+}
+
 /* thaw writes the image: the kernel freezes and snapshots, thaw writes, flushes and powers off. */
 static enum cmd_status hibernate_thaw(const char *root, const char *mode, const struct hibcheck *h,
-                                      const struct thaw_args *a)
+                                      const struct thaw_args *a, struct hibticket *ticket)
 {
         struct snapshot_target t = { .maj = h->maj, .min = h->min, .offset = a->offset,
                                      .reboot = strcmp(mode, "reboot") == 0 };
@@ -176,6 +231,15 @@ static enum cmd_status hibernate_thaw(const char *root, const char *mode, const 
         machine_read_facs(root, &m);
         t.hw_sig = a->s4_hwsig && m.have_facs && m.facs_sig != 0;
         t.hw_sig_value = m.facs_sig;
+        if (ticket) {
+                r = ticket_mac_begin(ticket->key, &t.mac);
+                if (r < 0) {
+                        log_msg(LOG_ERR, "cannot start the image's HMAC (%s): not hibernating", strerror(-r));
+                        return CMD_FAILED;
+                }
+                t.seal = seal;
+                t.seal_ctx = ticket;
+        }
         announce(mode, h, a->name, a->offset, true);
         r = snapshot_hibernate(root, &t, why, sizeof(why));
         if (r < 0) {
@@ -187,11 +251,13 @@ static enum cmd_status hibernate_thaw(const char *root, const char *mode, const 
 }
 
 static enum cmd_status hibernate(const char *root, const char *mode, const struct hibcheck *h,
-                                 const char *name, uint64_t offset)
+                                 const char *name, uint64_t offset, struct hibticket *ticket)
 {
         int r;
 
         announce(mode, h, name, offset, false);
+        if (ticket && write_kernel_ticket(ticket) < 0)
+                return CMD_FAILED;
         /* The next boot's thaw resume hands the same device over; this tells the kernel where to write. */
         r = handoff_write(root, h->maj, h->min, offset);
         if (r == 0)
@@ -258,13 +324,16 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 { "reclaim", no_argument, NULL, 'R' },
                 { "no-swapin", no_argument, NULL, 'S' },
                 { "writer", required_argument, NULL, 'W' },
+                { "ticket-only", no_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         const char *root = "", *mode = "shutdown", *name_opt = NULL, *image_opt = NULL, *writer_opt = NULL;
         struct thaw_args args;
         struct hibcheck h;
-        bool dry_run = false, do_reclaim = false, no_swapin = false, thaw_writes;
+        bool dry_run = false, do_reclaim = false, no_swapin = false, ticket_only = false, thaw_writes;
+        struct hibticket ticket;
+        int have_ticket;
         char text[32];
         enum cmd_status st;
         int c, failed;
@@ -280,6 +349,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 case 'R': do_reclaim = true; break;
                 case 'S': no_swapin = true; break;
                 case 'W': writer_opt = optarg; break;
+                case 'T': ticket_only = true; break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
@@ -310,6 +380,14 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 util_copy(args.writer, sizeof(args.writer), writer_opt);
         if (check_mapping(root, &args) < 0)
                 return CMD_FAILED;
+        if (ticket_only) {
+                have_ticket = prepare_ticket(root, args.name, &ticket);
+                st = have_ticket < 0 ? CMD_FAILED : CMD_OK;
+                if (have_ticket == 0)
+                        st = write_kernel_ticket(&ticket) < 0 ? CMD_FAILED : CMD_OK;
+                hibticket_free(&ticket);
+                return st;
+        }
         /* Before the checks: the room needed for the image depends on it. */
         if (!dry_run && args.image_size_kib != UINT64_MAX) {
                 snprintf(text, sizeof(text), "%" PRIu64, args.image_size_kib * 1024);
@@ -329,12 +407,19 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 return CMD_FAILED;
         }
         if (strcmp(args.writer, "auto") == 0) {
-                int r = luks_active_integrity(args.name);
+                char snap[PATH_MAX];
 
-                if (r < 0)
-                        log_msg(LOG_WARNING, "cannot tell whether /dev/mapper/%s has integrity (%s): the kernel "
-                                "writes the image (give --writer thaw if it has)", args.name, strerror(-r));
-                thaw_writes = r == 1;
+                /*
+                 * thaw's writer reads the file-system markers with the system frozen and authenticates
+                 * the whole image: the stronger ticket. The kernel writes only without /dev/snapshot.
+                 */
+                thaw_writes = util_path(snap, sizeof(snap), root, "/dev/snapshot") == 0 && util_exists(snap);
+                /* --mode platform is the kernel's to do; with integrity thaw must write (see --help). */
+                if (thaw_writes && strcmp(mode, "platform") == 0 && luks_active_integrity(args.name) != 1)
+                        thaw_writes = false;
+                else if (!thaw_writes)
+                        log_msg(LOG_WARNING, "no /dev/snapshot: the kernel writes the image, and the next boot "
+                                "checks only the file systems' mount count and time");
         } else
                 thaw_writes = strcmp(args.writer, "thaw") == 0;
         if (thaw_writes && strcmp(mode, "platform") == 0) {
@@ -343,7 +428,11 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                         "--writer thaw" : "the container has integrity");
                 return CMD_USAGE;
         }
+        have_ticket = prepare_ticket(root, args.name, &ticket);
+        if (have_ticket < 0)
+                return CMD_FAILED;
         if (dry_run) {
+                hibticket_free(&ticket);
                 log_msg(LOG_NOTICE, "ready to hibernate to /dev/mapper/%s (%u:%u): %" PRIu64 " MiB free "
                         "swap, about %" PRIu64 " MiB needed; %s would write the image", args.name, h.maj,
                         h.min, h.free_kib / 1024, (h.needed_kib + 1023) / 1024, thaw_writes ? "thaw" : "the kernel");
@@ -352,9 +441,10 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         if (do_reclaim)
                 reclaim(root);
         if (thaw_writes)
-                st = hibernate_thaw(root, mode, &h, &args);
+                st = hibernate_thaw(root, mode, &h, &args, have_ticket == 0 ? &ticket : NULL);
         else
-                st = hibernate(root, mode, &h, args.name, args.offset);
+                st = hibernate(root, mode, &h, args.name, args.offset, have_ticket == 0 ? &ticket : NULL);
+        hibticket_free(&ticket);
         if (st == CMD_OK && !no_swapin && strcmp(args.swapin, "off") != 0)
                 spawn_swapin(root, args.swapin, args.name);
         return st;

@@ -8,6 +8,10 @@
 #include "cmd.h"
 #include "escape.h"
 #include "state.h"
+#include "fresh.h"
+#include "luks.h"
+#include "resume.h"
+#include "ticket.h"
 
 /* LABEL: TEXT, TEXT escaped: the state file quotes the device and the header's own text. */
 static void say(const char *label, const char *text)
@@ -34,6 +38,9 @@ static const char *summary(const char *outcome)
                 { "mismatch-kept", "an image this machine cannot resume was kept; the swap is not in use" },
                 { "mismatch-discarded", "an image this machine cannot resume was discarded "
                                         "(rd.thaw.mismatch=discard); the swap is ready" },
+                { "stale", "an image that could not be resumed safely was discarded (its ticket: a boot "
+                           "went on without it, it was resumed already, its file systems changed, or it is "
+                           "not authentic); the swap is ready" },
                 { "no-image", "there was no image; the swap is ready" },
                 { "consumed", "the kernel took the image but did not restore it; the swap is ready" },
                 { "kept", "the kernel did not look at the image; it was kept" },
@@ -53,6 +60,30 @@ static const char *summary(const char *outcome)
                 if (strcmp(outcome, table[i].outcome) == 0)
                         return table[i].words;
         return "no resume";
+}
+
+/*
+ * The ticket on the swap device now (ticket.h), when its mapping is open: what the next boot would
+ * find, and how strong its file-system check is. Nothing if there is no mapping or no ticket.
+ */
+static void live_ticket(const char *root)
+{
+        char dev[4096], made[40], when[40], line[768];
+        struct thaw_args a;
+        struct ticket t;
+
+        resume_load_args(root, NULL, &a, NULL, NULL);
+        if (*root || luks_active_device(a.name, dev, sizeof(dev)) < 0 || ticket_read(dev, &t, NULL, 0) < 0)
+                return;
+        fresh_time(t.time, made, sizeof(made));
+        fresh_time(t.state_time, when, sizeof(when));
+        snprintf(line, sizeof(line), "on %.256s: image of %s, written by %s (%s), %s%s%s%s%s", dev, made,
+                 t.writer == TICKET_WRITER_THAW ? "thaw" : "the kernel",
+                 t.writer == TICKET_WRITER_THAW ? "every file-system marker is checked at boot" :
+                                                  "only mount count and time are checked at boot",
+                 ticket_state_name(t.state), t.state == TICKET_FRESH ? "" : " at ",
+                 t.state == TICKET_FRESH ? "" : when, *t.state_why ? ": " : "", t.state_why);
+        say("Ticket now", line);
 }
 
 enum cmd_status cmd_status(int argc, char **argv)
@@ -95,5 +126,8 @@ enum cmd_status cmd_status(int argc, char **argv)
         if (*s.reason)
                 say("Failed check", s.reason);
         say("Details", s.message);
+        if (*s.ticket)
+                say("Image ticket", s.ticket);
+        live_ticket(root);
         return CMD_OK;
 }

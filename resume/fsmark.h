@@ -6,9 +6,11 @@
  * mounted or wrote the file system after the image was made, and resuming it would corrupt it.
  *
  * ext4 (and ext2/ext3): the superblock's mount count, last mount time, last write time, kbytes
- * written, and the jbd2 journal's commit sequence (the sequence of the last transaction committed
- * to the log, found by walking the log from its start; the journal superblock's own sequence when
- * the log is empty). btrfs: the superblock's generation. Other types (xfs, ...): not known, said so.
+ * written, and the jbd2 journal's commit sequence: the sequence of the last transaction committed
+ * to the log, found by walking the log from s_start as the kernel's recovery scan does (its
+ * end_transaction - 1); for an empty log (s_start 0) s_sequence - 1, since s_sequence is then the
+ * next transaction's. Checksums of log blocks are not verified; the fast-commit area is not read.
+ * btrfs: the superblock's generation. Other types (xfs, ...): not known, said so.
  */
 #pragma once
 #include <stdbool.h>
@@ -23,7 +25,8 @@
 /* Which markers a comparison trusts. */
 enum fsmark_level {
         FSMARK_ALL,    /* read while the system was frozen after the last sync (thaw's writer) */
-        FSMARK_MOUNT,  /* read while the system still ran (the kernel writes): mount count and mount time only */
+        FSMARK_MOUNT,  /* read while the system still ran (the kernel writes): mount count and mount time only;
+                        * btrfs has neither, so only its type and UUID are compared */
 };
 
 struct fsmark {
@@ -32,10 +35,10 @@ struct fsmark {
         bool known;                   /* the markers below were read (a type thaw knows) */
         /* ext2/3/4 */
         uint32_t mnt_count;           /* s_mnt_count */
-        uint32_t mtime;               /* s_mtime (seconds; the hi byte folded in where present) */
-        uint32_t wtime;               /* s_wtime */
+        uint32_t mtime;               /* s_mtime ^ s_mtime_hi (the 40-bit time's high byte folded in) */
+        uint32_t wtime;               /* s_wtime ^ s_wtime_hi */
         uint64_t kbytes_written;      /* s_kbytes_written */
-        bool has_journal;
+        bool has_journal;             /* an internal journal was read (false for an external one) */
         uint32_t journal_seq;         /* last committed transaction in the log, see above */
         /* btrfs */
         uint64_t generation;
@@ -51,7 +54,9 @@ int fsmark_read(const char *dev, struct fsmark *out, char *why, size_t size);
 
 /*
  * 0 if b (read now) equals a (recorded) at level; 1 if not, with the first difference in why, for
- * people: "mount count 7, recorded 6", "journal commit sequence 1234, recorded 1230".
+ * people: "mount count 7, recorded 6", "journal commit sequence 1234, recorded 1230". A different
+ * type or UUID is a difference; a recorded a that is not known compares equal (the caller warns).
+ * FSMARK_ALL: ext's five markers (the journal's when a has one), btrfs's generation.
  */
 int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_level level, char *why,
                    size_t size);
@@ -77,6 +82,6 @@ int fsmark_mounts(const char *root, struct fsmark_list *out);
 
 /*
  * Find the block device that holds the file system with this UUID (blkid, from the devices the
- * kernel lists), into dev. -ENOENT if none does now.
+ * kernel lists, probed now: no cache file), into dev. -ENOENT if none does now.
  */
 int fsmark_find(const char *uuid, char *dev, size_t size);

@@ -94,13 +94,10 @@ void imgcheck_run(const struct image_info *img, const struct machine_info *m, bo
         } else if (m->have_mem && m->present_pages != img->num_physpages) {
                 if (imgcheck_mib(m->present_pages) != imgcheck_mib(img->num_physpages))
                         fail(&c, IMGCHECK_MEMORY, "image was made with %llu MiB of memory, this machine "
-                             "has %llu MiB: boot it with %llu MiB to resume",
-                             imgcheck_mib(img->num_physpages), imgcheck_mib(m->present_pages),
-                             imgcheck_mib(img->num_physpages));
+                             "has %llu MiB", imgcheck_mib(img->num_physpages), imgcheck_mib(m->present_pages));
                 else
                         fail(&c, IMGCHECK_MEMORY, "image was made with %" PRIu64 " pages of memory, this "
-                             "machine has %" PRIu64 ": boot it with the memory it had",
-                             img->num_physpages, m->present_pages);
+                             "machine has %" PRIu64, img->num_physpages, m->present_pages);
         } else if (m->have_e820 && m->e820_crc != img->e820_crc) {
                 fail(&c, IMGCHECK_E820, "the firmware memory map changed (e820 checksum %08" PRIx32 " in "
                      "the image, %08" PRIx32 " on this machine): boot it on the machine type it was "

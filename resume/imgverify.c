@@ -36,6 +36,8 @@ struct stream {
         uint8_t map[PAGE];
         size_t k;          /* next entry in map */
         uint64_t maps;     /* map pages read */
+        imgverify_hook hook; /* NULL, or given the stream as the snapshot device gave it */
+        void *hook_ctx;
         uint64_t left;     /* entries not yet read */
 };
 
@@ -124,6 +126,8 @@ static int chunk(struct stream *s, uint8_t *cmp, uint8_t *unc, uint64_t remainin
         if ((uint64_t)unc_len / PAGE > remaining)
                 return fail(v, IMGVERIFY_LENGTH, "chunk %" PRIu64 " goes past the image's end (%ld pages, "
                             "%" PRIu64 " left)", v->chunks, unc_len / PAGE, remaining);
+        if (s->hook && s->hook(s->hook_ctx, unc, (size_t)unc_len) < 0)
+                return -EIO;
         v->crc = imgverify_crc32(v->crc, unc, (size_t)unc_len);
         v->pages += (uint64_t)unc_len / PAGE;
         v->chunks++;
@@ -171,6 +175,8 @@ static int verify_plain(struct stream *s, uint8_t *page, struct imgverify *v)
                 if (r == 0)
                         return fail(v, IMGVERIFY_TRUNCATED, "the image ends after %" PRIu64 " of its %"
                                     PRIu64 " pages", v->pages, payload);
+                if (s->hook && s->hook(s->hook_ctx, page, PAGE) < 0)
+                        return -EIO;
                 v->pages++;
         }
         snprintf(v->why, sizeof(v->why), "all %" PRIu64 " pages read; uncompressed images carry no "
@@ -178,7 +184,7 @@ static int verify_plain(struct stream *s, uint8_t *page, struct imgverify *v)
         return 0;
 }
 
-int imgverify_fd(int fd, const struct image_info *img, struct imgverify *out)
+int imgverify_fd_hook(int fd, const struct image_info *img, imgverify_hook hook, void *ctx, struct imgverify *out)
 {
         struct imgverify v = { .result = IMGVERIFY_OK };
         struct stream *s;
@@ -193,12 +199,15 @@ int imgverify_fd(int fd, const struct image_info *img, struct imgverify *out)
         r = -ENOMEM;
         if (!s || !cmp || !unc)
                 goto out;
-        *s = (struct stream){ .fd = fd, .img = img, .k = 0, .maps = 1, .left = img->entries };
+        *s = (struct stream){ .fd = fd, .img = img, .k = 0, .maps = 1, .left = img->entries, .hook = hook,
+                              .hook_ctx = ctx };
         r = image_read_block(fd, img->image, s->map) < 0 ? -EIO : 0;
         /* Stream entry 0 is the swsusp_info page, outside the payload and the CRC. */
         if (r == 0)
                 r = stream_next(s, cmp);
         if (r == 0)
+                r = -EIO;
+        if (r > 0 && hook && hook(ctx, cmp, PAGE) < 0)
                 r = -EIO;
         if (r < 0)
                 goto out;
@@ -217,15 +226,26 @@ out:
         return r;
 }
 
-int imgverify(const char *path, const struct image_info *img, struct imgverify *out)
+int imgverify_fd(int fd, const struct image_info *img, struct imgverify *out)
+{
+        return imgverify_fd_hook(fd, img, NULL, NULL, out);
+}
+
+int imgverify_hooked(const char *path, const struct image_info *img, imgverify_hook hook, void *ctx,
+                     struct imgverify *out)
 {
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         int r;
 
         if (fd < 0)
                 return -errno;
-        r = imgverify_fd(fd, img, out);
+        r = imgverify_fd_hook(fd, img, hook, ctx, out);
         posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         close(fd);
         return r;
+}
+
+int imgverify(const char *path, const struct image_info *img, struct imgverify *out)
+{
+        return imgverify_hooked(path, img, NULL, NULL, out);
 }

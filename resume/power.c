@@ -3,6 +3,8 @@
 #include "power.h"
 
 #include <errno.h>
+#include <sys/reboot.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -188,4 +190,13 @@ int power_reclaim(const char *root, uint64_t kib)
 
         snprintf(text, sizeof(text), "%" PRIu64 "K", kib);
         return util_write_text_at(root, "/sys/fs/cgroup/memory.reclaim", text);
+}
+
+int power_off_now(const char *root)
+{
+        if (root && *root)
+                return -ENOTSUP;
+        sync();
+        reboot(RB_POWER_OFF);
+        return -errno;
 }

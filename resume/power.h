@@ -51,3 +51,10 @@ int power_swap_find(const char *root, const char *kname, const char *path, struc
  * if it reclaimed less than asked (not an error for the caller), -ENOENT without cgroup v2.
  */
 int power_reclaim(const char *root, uint64_t kib);
+
+/*
+ * Power the machine off at once (sync first; nothing of the boot is mounted yet): for
+ * rd.thaw.mismatch=poweroff. Returns -errno only if it could not (no CAP_SYS_BOOT); with a
+ * root prefix (tests) it does nothing and returns -ENOTSUP.
+ */
+int power_off_now(const char *root);

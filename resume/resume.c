@@ -13,10 +13,14 @@
 #include <string.h>
 #include <syslog.h>
 
+#include <openssl/crypto.h>
+
 #include "clock.h"
 #include "devcheck.h"
 #include "devspec.h"
 #include "dm.h"
+#include "fresh.h"
+#include "fsmark.h"
 #include "handoff.h"
 #include "image.h"
 #include "imgcheck.h"
@@ -28,6 +32,7 @@
 #include "state.h"
 #include "swsusp.h"
 #include "tpm2_lock.h"
+#include "ticket.h"
 #include "tpm2_token.h"
 #include "util.h"
 
@@ -43,6 +48,22 @@
  */
 #define LOCK_WAIT_MS 3000
 
+/* The volume's ticket key, which the unlock left in root's keyring (luks.c). */
+static int boot_ticket_key(const char *dev, struct secret **out)
+{
+        char uuid[64];
+        int r = luks_uuid(dev, uuid, sizeof(uuid));
+
+        return r < 0 ? r : ticket_key_load(uuid, out);
+}
+
+static int boot_fs_read(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size)
+{
+        int r = fsmark_find(uuid, dev, dsize);
+
+        return r < 0 ? r : fsmark_read(dev, m, why, size);
+}
+
 const struct resume_ops resume_default_ops = {
         .probe = luks_probe,
         .fetch = keysrc_fetch,
@@ -55,6 +76,11 @@ const struct resume_ops resume_default_ops = {
         .is_active = luks_is_active,
         .check_mapping = luks_mapping_check,
         .handoff = handoff_write,
+        .ticket_read = ticket_read,
+        .ticket_set_state = ticket_set_state,
+        .ticket_key = boot_ticket_key,
+        .fs_read = boot_fs_read,
+        .poweroff = power_off_now,
         .tpm_lock = tpm2_lock_boot,
 };
 
@@ -79,6 +105,7 @@ struct capture {
         resume_say_fn say;
         void *userdata;
         struct state state;
+        char dev[PATH_MAX];     /* the LUKS2 device once its header passed, "" before: its ticket may be written */
 };
 
 static void capture_say(void *userdata, int level, const char *msg)
@@ -96,6 +123,13 @@ static void note_reason(const struct resume_ctx *c, const char *reason)
         struct capture *cap = c->userdata;
 
         snprintf(cap->state.reason, sizeof(cap->state.reason), "%s", reason);
+}
+
+static void note_header_ok(const struct resume_ctx *c, const char *dev)
+{
+        struct capture *cap = c->userdata;
+
+        snprintf(cap->dev, sizeof(cap->dev), "%s", dev);
 }
 
 static void note_device(const struct resume_ctx *c, const char *device)
@@ -491,14 +525,48 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
-/* rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first. */
-static int verify(const struct resume_ctx *c, const char *mapper, const struct image_info *img,
-                  char *why, size_t size)
+static int mac_hook(void *ctx, const void *data, size_t len)
+{
+        return ticket_mac_update(ctx, data, len);
+}
+
+/*
+ * rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first;
+ * and with a ticket from thaw's writer the HMAC of the whole stream, under the ticket key.
+ * Security: then any changed, moved or replayed sector of the image is refused before the handoff.
+ */
+static int verify(const struct resume_ctx *c, const char *dev, const char *mapper, const struct image_info *img,
+                  const struct ticket *t, char *why, size_t size)
 {
         int64_t t0 = clock_now_ms();
+        struct ticket_mac *mac = NULL;
+        struct secret *key = NULL;
+        uint8_t got[TICKET_MAC_SIZE];
         struct imgverify v;
-        int r = imgverify(mapper, img, &v);
+        int r = 0;
 
+        if (t && t->has_image_mac && c->ops->ticket_key) {
+                r = c->ops->ticket_key(dev, &key);
+                if (r == 0)
+                        r = ticket_mac_begin(key, &mac);
+                secret_free(key);
+        }
+        if (r == 0)
+                r = imgverify_hooked(mapper, img, mac ? mac_hook : NULL, mac, &v);
+        if (r == 0 && v.result == IMGVERIFY_OK && mac) {
+                r = ticket_mac_end(mac, got);
+                mac = NULL;
+                if (r == 0 && CRYPTO_memcmp(got, t->image_mac, sizeof(got)) != 0) {
+                        v.result = IMGVERIFY_CRC;
+                        snprintf(v.why, sizeof(v.why), "it does not match the HMAC its ticket holds (a sector "
+                                 "changed, moved or replayed)");
+                } else if (r == 0) {
+                        size_t n = strlen(v.why);
+
+                        snprintf(v.why + n, sizeof(v.why) - n, "; HMAC-SHA256 of the whole image matches its ticket");
+                }
+        }
+        ticket_mac_free(mac);
         if (r < 0 || v.result != IMGVERIFY_OK) {
                 note_reason(c, imgcheck_name(IMGCHECK_DAMAGED));
                 if (r < 0)
@@ -515,7 +583,34 @@ static int verify(const struct resume_ctx *c, const char *mapper, const struct i
  * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
  * off, 1 (with why) if the kernel would refuse the image. Facts this machine cannot tell do not count.
  */
-static int precheck(const struct resume_ctx *c, const char *mapper, char *why, size_t size)
+/*
+ * For a check a boot on the right machine would pass (the image is fine, this boot is not its
+ * machine): what to do to resume it, for rd.thaw.mismatch=poweroff. "" for a damaged image.
+ */
+static void advise(enum imgcheck_result r, const struct image_info *img, char *advice, size_t size)
+{
+        switch (r) {
+        case IMGCHECK_MEMORY:
+                snprintf(advice, size, "start the VM again with %llu MiB to resume it, or boot with "
+                         "rd.thaw.mismatch=discard to drop it", imgcheck_mib(img->num_physpages));
+                break;
+        case IMGCHECK_LZ4:
+        case IMGCHECK_FLAGS:
+                snprintf(advice, size, "boot a kernel that reads its format (the one that wrote it) to resume "
+                         "it, or boot with rd.thaw.mismatch=discard to drop it");
+                break;
+        case IMGCHECK_HW_SIG:
+        case IMGCHECK_E820:
+                snprintf(advice, size, "start the VM again with the machine shape it hibernated on to resume "
+                         "it, or boot with rd.thaw.mismatch=discard to drop it");
+                break;
+        default:
+                advice[0] = '\0';
+        }
+}
+
+static int precheck(const struct resume_ctx *c, const char *dev, const char *mapper, const struct ticket *t,
+                    char *why, size_t size, char *advice, size_t asize)
 {
         int64_t t0 = clock_now_ms();
         struct machine_info m;
@@ -534,9 +629,10 @@ static int precheck(const struct resume_ctx *c, const char *mapper, char *why, s
         if (chk.result != IMGCHECK_OK) {
                 note_reason(c, imgcheck_name(chk.result));
                 snprintf(why, size, "%s", chk.why);
+                advise(chk.result, &img, advice, asize);
                 return 1;
         }
-        if (c->args->verify && verify(c, mapper, &img, why, size))
+        if (c->args->verify && verify(c, dev, mapper, &img, t, why, size))
                 return 1;
         SAY(c, LOG_INFO, "image checks passed in %" PRId64 " ms: %" PRIu64 " pages, %s, made with %llu "
             "MiB (%s), e820 checksum %08" PRIx32 " (%s)", clock_now_ms() - t0, img.pages,
@@ -546,9 +642,14 @@ static int precheck(const struct resume_ctx *c, const char *mapper, char *why, s
         return 0;
 }
 
-/* rd.thaw.mismatch=: keep the image for a boot that can resume it, or give the swap back. */
+/*
+ * rd.thaw.mismatch=: an image a boot on the right machine could resume (advice says how) powers
+ * this one off before anything is mounted (poweroff, the default), or gives the swap back
+ * (discard). A damaged one (advice "") is kept, out of the real system's swapon's reach, and the
+ * boot goes on: its ticket is superseded at the end (resume_run()), so it is never resumed.
+ */
 static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper, const char *shown,
-                                  const char *why)
+                                  const char *why, const char *advice)
 {
         char note[160];
         int r;
@@ -565,6 +666,15 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
         }
         /* Security of the user's work: closed, the mapping cannot be swapped on over the image. */
         close_mapping(c, note, sizeof(note));
+        /*
+         * Security of the file systems: booting past an image that could still be resumed would
+         * mount what it had open, after which resuming it corrupts them. Nothing is mounted yet.
+         */
+        if (advice && *advice) {
+                SAY(c, LOG_EMERG, "not resuming the image on %s: %s; rd.thaw.mismatch=poweroff: powering off "
+                    "before anything is mounted, image kept: %s", shown, why, advice);
+                return RESUME_POWEROFF;
+        }
         SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image kept, %s, boot continues without "
             "resume (rd.thaw.mismatch=discard gives the swap back)", shown, why, note);
         return RESUME_MISMATCH_KEPT;
@@ -636,13 +746,70 @@ static void say_peak_memory(const struct resume_ctx *c)
             hwm);
 }
 
-static enum resume_outcome handle_image(const struct resume_ctx *c, const char *mapper,
+/*
+ * The ticket's verdict on the image (fresh.h), said when it passes. FRESH_YES without ticket ops
+ * (tests of other steps).
+ */
+static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *dev, struct ticket *out, char *why,
+                                       size_t size)
+{
+        char read_why[256] = "", note[768], made[40];
+        struct secret *key = NULL;
+        int64_t t0 = clock_now_ms();
+        enum fresh_verdict v;
+        struct ticket t;
+        int r, kr = -ENOKEY;
+
+        memset(out, 0, sizeof(*out));
+        if (!c->ops->ticket_read)
+                return FRESH_YES;
+        r = c->ops->ticket_read(dev, &t, read_why, sizeof(read_why));
+        if (r == 0 && c->ops->ticket_key)
+                kr = c->ops->ticket_key(dev, &key);
+        v = fresh_judge(r, read_why, &t, kr == 0 ? key : NULL, kr, c->ops->fs_read, why, size, note, sizeof(note));
+        secret_free(key);
+        if (v == FRESH_YES) {
+                fresh_time(t.time, made, sizeof(made));
+                SAY(c, LOG_INFO, "image ticket verified in %" PRId64 " ms: image of %s, %s", clock_now_ms() - t0,
+                    made, note);
+                *out = t;
+        }
+        return v;
+}
+
+/*
+ * Security of the file systems: an image whose ticket is not fresh (a boot went on without it, it
+ * was resumed once already, its file systems changed since) or not authentic must never be
+ * resumed, not by this boot nor a later one. The boot goes on, so it is dropped and the swap given
+ * back.
+ */
+static enum resume_outcome drop_stale(const struct resume_ctx *c, const char *mapper, const char *shown,
+                                      const char *why)
+{
+        char note[160];
+        int r;
+
+        note_reason(c, "stale");
+        r = image_unmark(mapper, c->args->offset);
+        if (r == 0) {
+                SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image discarded, boot continues, swap ready",
+                    shown, why);
+                return RESUME_STALE;
+        }
+        close_mapping(c, note, sizeof(note));
+        SAY(c, LOG_WARNING, "not resuming the image on %s: %s; it cannot be discarded (%s): %s, boot continues "
+            "without resume", shown, why, strerror(-r), note);
+        return RESUME_STALE;
+}
+
+static enum resume_outcome handle_image(const struct resume_ctx *c, const char *dev, const char *mapper,
                                         const char *shown)
 {
         const struct thaw_args *a = c->args;
         struct swsusp_header h;
         unsigned maj, min;
-        char note[160], why[512];
+        char note[160], why[768], advice[256];
+        struct ticket t;
         int r;
 
         /*
@@ -656,15 +823,36 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                     why, shown, note);
                 return RESUME_UNAVAILABLE;
         }
+        switch (judge_ticket(c, dev, &t, why, sizeof(why))) {
+        case FRESH_STALE:
+                return drop_stale(c, mapper, shown, why);
+        case FRESH_NO_TICKET:
+                note_reason(c, "no-ticket");
+                return refuse(c, mapper, shown, why, "boot with rd.thaw.mismatch=discard to drop it; thaw resumes "
+                              "only an image whose ticket shows it fresh");
+        case FRESH_YES:
+                break;
+        }
         /* The kernel consumes the image before its own checks: a refusal there would lose it. */
-        if (precheck(c, mapper, why, sizeof(why)))
-                return refuse(c, mapper, shown, why);
+        advice[0] = '\0';
+        if (precheck(c, dev, mapper, &t, why, sizeof(why), advice, sizeof(advice)))
+                return refuse(c, mapper, shown, why, advice);
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
                 SAY(c, LOG_WARNING, "cannot find the device number of %s (%s): image kept, %s",
                     shown, strerror(-r), note);
                 return RESUME_NO_MAPPING;
+        }
+        /*
+         * Security of the file systems: consumed before the kernel sees it, so that the image is
+         * never resumed twice (a copy put back meets the markers too). No mark, no handoff.
+         */
+        if (c->ops->ticket_set_state && (r = c->ops->ticket_set_state(dev, TICKET_CONSUMED, "resumed")) < 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "cannot mark the image's ticket consumed on %s (%s): not resuming it, image "
+                    "kept, %s, boot continues without resume", dev, strerror(-r), note);
+                return RESUME_KEPT;
         }
         lock_tpm(c); /* the resumed system must not unseal either */
         say_peak_memory(c);
@@ -779,7 +967,7 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
                 return RESUME_NO_MAPPING;
         }
         if (h.kind == SWSUSP_IMAGE)
-                return handle_image(c, mapper, shown);
+                return handle_image(c, dev, mapper, shown);
         return no_image(c, mapper, shown, &h);
 }
 
@@ -831,12 +1019,13 @@ static enum resume_outcome run(const struct resume_ctx *c)
                 SAY(c, LOG_NOTICE, "no device configured (rd.thaw.device=): nothing to do");
                 return RESUME_NO_DEVICE;
         }
-        /* noresume: the user wants this boot fresh; unlocking nothing keeps the image as it is. */
-        if (a->noresume) {
-                SAY(c, LOG_NOTICE, "%s given: not unlocking %s; any hibernation image on it is left "
-                    "untouched", a->noresume_by ? a->noresume_by : "noresume", a->device);
-                return RESUME_NORESUME;
-        }
+        /*
+         * noresume: the user wants this boot fresh. Nothing is unlocked, but the device is found so
+         * that an image's ticket can be superseded (resume_run()): this boot mounts what it had open.
+         */
+        if (a->noresume)
+                SAY(c, LOG_NOTICE, "%s given: not unlocking %s; an image on it will not be resumed",
+                    a->noresume_by ? a->noresume_by : "noresume", a->device);
         if (devspec_check(a->device) < 0) {
                 SAY(c, LOG_WARNING, "rd.thaw.device=%s is not UUID=, PARTUUID=, LABEL= or a /dev path: "
                     "boot continues without resume", a->device);
@@ -846,12 +1035,16 @@ static enum resume_outcome run(const struct resume_ctx *c)
         if (c->lock)
                 c->lock->deadline_ms = deadline;
         r = wait_device(c, deadline, dev, sizeof(dev));
+        if (r < 0 && a->noresume)
+                return RESUME_NORESUME;
         if (r < 0) {
                 SAY(c, LOG_WARNING, "device %s did not appear within %u s: boot continues without resume",
                     a->device, a->timeout_s);
                 return RESUME_DEVICE_TIMEOUT;
         }
         r = c->ops->probe(dev);
+        if (r <= 0 && a->noresume)
+                return RESUME_NORESUME;
         if (r <= 0) {
                 if (r == 0)
                         SAY(c, LOG_WARNING, "%s is not a LUKS2 container: boot continues without resume",
@@ -864,7 +1057,10 @@ static enum resume_outcome run(const struct resume_ctx *c)
         if (c->lock)
                 snprintf(c->lock->dev, sizeof(c->lock->dev), "%s", dev);
         if (check_header(c, dev, deadline) < 0)
-                return RESUME_BAD_HEADER;
+                return a->noresume ? RESUME_NORESUME : RESUME_BAD_HEADER;
+        note_header_ok(c, dev);
+        if (a->noresume)
+                return RESUME_NORESUME;
         if (c->ops->is_active(a->name) == 1) {
                 SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", a->name);
                 return after_unlock(c, dev, deadline);
@@ -914,9 +1110,46 @@ const char *resume_outcome_name(enum resume_outcome o)
                 [RESUME_KEPT] = "kept",
                 [RESUME_MISMATCH_KEPT] = "mismatch-kept",
                 [RESUME_MISMATCH_DISCARDED] = "mismatch-discarded",
+                [RESUME_STALE] = "stale",
+                [RESUME_POWEROFF] = "poweroff",
         };
 
         return (size_t)o < sizeof(names) / sizeof(names[0]) && names[o] ? names[o] : "unknown";
+}
+
+/*
+ * Security of the file systems: this boot goes on, and mounts what a hibernated system had open;
+ * its image, if the device holds one with a fresh ticket, must never be resumed afterwards. The
+ * ticket is marked superseded (token metadata, no key needed) before the initramfs leaves. Only on
+ * a header that passed the policy: a refused one is not written to.
+ */
+static void supersede(const struct resume_ctx *c, struct capture *cap, enum resume_outcome o)
+{
+        char made[40], line[512];
+        struct ticket t;
+        bool gone = o == RESUME_NO_IMAGE || o == RESUME_STALE || o == RESUME_MISMATCH_DISCARDED;
+        int r;
+
+        if (!*cap->dev || !c->ops->ticket_read || !c->ops->ticket_set_state || o == RESUME_POWEROFF)
+                return;
+        if (c->ops->ticket_read(cap->dev, &t, NULL, 0) < 0 || t.state != TICKET_FRESH)
+                return;
+        fresh_time(t.time, made, sizeof(made));
+        r = c->ops->ticket_set_state(cap->dev, TICKET_SUPERSEDED, resume_outcome_name(o));
+        if (r < 0) {
+                snprintf(line, sizeof(line), "cannot mark the ticket of the image of %s on %.200s superseded (%s): "
+                         "its file-system markers still keep it from being resumed", made, cap->dev, strerror(-r));
+                say(c->say, c->userdata, LOG_WARNING, "%s", line);
+        } else if (gone) {
+                snprintf(line, sizeof(line), "ticket of the image of %s marked superseded (%s): no image of it "
+                         "is left to resume", made, resume_outcome_name(o));
+                say(c->say, c->userdata, LOG_INFO, "%s", line);
+        } else {
+                snprintf(line, sizeof(line), "image of %s superseded by this boot (%s): it will never be resumed "
+                         "(resuming it would corrupt file systems it had mounted)", made, resume_outcome_name(o));
+                say(c->say, c->userdata, LOG_WARNING, "%s", line);
+        }
+        snprintf(cap->state.ticket, sizeof(cap->state.ticket), "%s", line);
 }
 
 enum resume_outcome resume_run(const struct resume_ctx *c)
@@ -933,6 +1166,16 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
         inner.userdata = &cap;
         o = run(&inner);
         lock_tpm(&outer); /* every other path: its message is not the outcome's */
+        if (o == RESUME_POWEROFF && c->ops->poweroff) {
+                r = c->ops->poweroff(c->root);
+                /* Still here: it could not. The boot goes on, and the image is superseded below. */
+                if (r < 0) {
+                        say(c->say, c->userdata, LOG_WARNING, "cannot power off (%s): boot continues without "
+                            "resume", strerror(-r));
+                        o = RESUME_MISMATCH_KEPT;
+                }
+        }
+        supersede(&outer, &cap, o);
         snprintf(cap.state.outcome, sizeof(cap.state.outcome), "%s", resume_outcome_name(o));
         if (!*cap.state.device)
                 snprintf(cap.state.device, sizeof(cap.state.device), "%s", c->args->device);

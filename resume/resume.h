@@ -7,6 +7,7 @@
 #include "keysrc.h"
 #include "luks_policy.h"
 #include "secret.h"
+#include "ticket.h"
 
 /* Exactly one outcome per run; each is reported by one line through say(). */
 enum resume_outcome {
@@ -29,6 +30,8 @@ enum resume_outcome {
         RESUME_KEPT,           /* the kernel did not look: mapping closed, image kept */
         RESUME_MISMATCH_KEPT,  /* a pre-handoff check failed: no handoff, mapping closed, image kept */
         RESUME_MISMATCH_DISCARDED, /* a check failed, rd.thaw.mismatch=discard: swap ready */
+        RESUME_STALE,          /* the ticket refused it (not fresh, not authentic): image discarded */
+        RESUME_POWEROFF,       /* a check a boot on the right machine would pass failed: powered off */
 };
 
 /* The steps that need device-mapper or the kernel; tests replace them. */
@@ -52,6 +55,17 @@ struct resume_ops {
          */
         int (*check_mapping)(const char *root, const char *dev, const char *name, char *why, size_t size);
         int (*handoff)(const char *root, unsigned maj, unsigned min, uint64_t offset);
+        /*
+         * The image ticket (ticket.h): read it, change its state (no key needed), and the volume's
+         * ticket key from the keyring. NULL ticket_read: no ticket step (tests of other steps only).
+         */
+        int (*ticket_read)(const char *dev, struct ticket *t, char *why, size_t size);
+        int (*ticket_set_state)(const char *dev, enum ticket_state s, const char *why);
+        int (*ticket_key)(const char *dev, struct secret **out);
+        /* The markers now of the file system with this UUID (fresh.h's fresh_fs_read_fn). */
+        int (*fs_read)(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size);
+        /* Power off now, nothing mounted (rd.thaw.mismatch=poweroff): returns only if it could not. */
+        int (*poweroff)(const char *root);
         /* Extend the TPM2 lock PCRs (tpm2_lock_boot()); NULL: no TPM lock. */
         int (*tpm_lock)(const char *root, uint32_t pcrs, int64_t deadline_ms, char *why, size_t size);
 };

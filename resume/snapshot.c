@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "snapshot.h"
 #include "imgwrite.h"
+#include "ticket.h"
 #include "util.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 
 struct snap {
         int fd;
+        struct ticket_mac *mac;
 };
 
 static int read_page(void *ctx, uint8_t *page)
@@ -35,7 +37,11 @@ static int read_page(void *ctx, uint8_t *page)
                 return -errno;
         if (n == 0)
                 return 0;
-        return n == IMGWRITE_PAGE ? 1 : -EIO;
+        if (n != IMGWRITE_PAGE)
+                return -EIO;
+        if (s->mac && ticket_mac_update(s->mac, page, IMGWRITE_PAGE) < 0)
+                return -EIO;
+        return 1;
 }
 
 static int alloc_block(void *ctx, uint64_t *block)
@@ -110,6 +116,8 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         struct imgwrite_source src = { read_page, s };
         struct imgwrite_alloc alloc = { alloc_block, s };
         struct imgwrite_result res;
+        uint8_t mac[TICKET_MAC_SIZE];
+        char seal_why[512];
         struct timespec t0;
         bool tried;
         int r;
@@ -118,6 +126,20 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         r = imgwrite_stream(dev, &src, &alloc, &res);
         if (r < 0)
                 return say(why, size, r, "writing the image failed: %s", res.why);
+        if (s->mac) {
+                r = ticket_mac_end(s->mac, mac);
+                s->mac = NULL;
+                if (r < 0)
+                        return say(why, size, r, "cannot finish the image's HMAC: %s", strerror(-r));
+        }
+        /* The ticket before the mark: an image is never there for the kernel without it. */
+        if (t->seal) {
+                seal_why[0] = '\0';
+                r = t->seal(t->seal_ctx, t->mac ? mac : NULL, seal_why, sizeof(seal_why));
+                if (r < 0)
+                        return say(why, size, r, "the image was written but its ticket was not (%s), so it "
+                                   "was not marked", seal_why[0] ? seal_why : strerror(-r));
+        }
         r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value, &tried);
         if (r < 0) {
                 /* A failed write or flush of the header may have left the mark on disk. */
@@ -169,7 +191,7 @@ int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *
                 .dev = (t->min & 0xff) | (t->maj << 8) | ((t->min & ~0xffu) << 12),
         };
         char path[4096];
-        struct snap s = { -1 };
+        struct snap s = { -1, t->mac };
         int dev = -1, kmsg_fd = -1, in_suspend = 0, r;
 
         why[0] = '\0';
@@ -216,6 +238,7 @@ int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *
         }
         /* Closing thaws the system (snapshot_release()); so would SNAPSHOT_UNFREEZE. */
 out:
+        ticket_mac_free(s.mac); /* NULL once write_and_power_off() finished it */
         munlockall();
         if (kmsg_fd >= 0)
                 close(kmsg_fd);

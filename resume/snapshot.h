@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct ticket_mac;
+
 struct snapshot_target {
         const char *dev;        /* the swap's block device, e.g. /dev/mapper/thaw-swap */
         unsigned maj, min;      /* its number */
@@ -18,6 +20,15 @@ struct snapshot_target {
         bool reboot;            /* reboot instead of powering off after writing */
         bool hw_sig;            /* store the ACPI hardware signature (acpi_sleep=s4_hwsig) */
         uint32_t hw_sig_value;
+        /* NULL, or the HMAC of the image stream (ticket.h), fed each page as the kernel gives it; taken: freed */
+        struct ticket_mac *mac;
+        /*
+         * NULL, or called once the stream is written and flushed, before the header marks it, with
+         * the stream's HMAC (NULL without mac): the image's ticket. Runs frozen. Its failure
+         * leaves no image: the header is not marked and the system keeps running.
+         */
+        int (*seal)(void *ctx, const uint8_t *image_mac, char *why, size_t size);
+        void *seal_ctx;
 };
 
 /*

@@ -34,6 +34,8 @@ int state_write(const char *root, const struct state *s)
         used = put(text, used, sizeof(text), "reason", s->reason);
         used = put(text, used, sizeof(text), "device", s->device);
         used = put(text, used, sizeof(text), "message", s->message);
+        if (*s->ticket)
+                used = put(text, used, sizeof(text), "ticket", s->ticket);
         if (used >= sizeof(text))
                 return -EMSGSIZE;
         r = util_path(path, sizeof(path), root, STATE_PATH);
@@ -71,6 +73,8 @@ int state_read(const char *root, struct state *out)
                         take(s.device, sizeof(s.device), eq);
                 else if (strcmp(line, "message") == 0)
                         take(s.message, sizeof(s.message), eq);
+                else if (strcmp(line, "ticket") == 0)
+                        take(s.ticket, sizeof(s.ticket), eq);
         }
         if (!*s.outcome)
                 return -EBADMSG;

@@ -11,6 +11,7 @@ struct state {
         char reason[32];   /* imgcheck_name() when a check refused the image, else "" */
         char device[256];  /* the mapping or device it was about */
         char message[1024]; /* the outcome line, as logged */
+        char ticket[512];  /* what happened to the image's ticket at this boot, "" if nothing */
 };
 
 /* Replace the state file. Newlines in values become spaces. */

@@ -92,3 +92,5 @@ args flags 'noresume hibernate=nocompress acpi_sleep=s3_bios,s4_hwsig rd.thaw=0 
 args quotes 'rd.thaw.name="a b" "rd.thaw.key=keyfile:/x y" rd.thaw.unknown=1 rd.thaw.timeout=99999' 'bad line
 =empty key
 timeout = 3600 '
+# The image ticket's token (fuzz_keysrc parses each input as one too).
+args ticket '{"type":"thaw-ticket","keyslots":[],"thaw-ticket":1,"id":"000102030405060708090a0b0c0d0e0f","time":1700000000,"boot-id":"0f6f3c1e-5b2a-4c1d-9e8f-112233445566","kernel":"6.1.0-28-amd64","writer":"thaw","fs":[{"uuid":"d6b0c3a2-1f2e-4b3c-8d4e-5f6a7b8c9d0e","type":"ext4","known":true,"mnt-count":7,"mtime":1699999000,"wtime":1699999500,"kbytes-written":123456789,"journal":true,"journal-seq":4242,"generation":0}],"tpm-counter":99,"mac":"09e7b33a875be07de10af7119ff5e45673d4a676dfe705c2d61c404775537a85","state":"consumed","state-time":1700000100,"state-why":"resumed"}' ''

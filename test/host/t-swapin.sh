@@ -90,10 +90,17 @@ mkdir -p "$tmp/bin"
 printf '#!/bin/sh\necho "$*" >> %s/ran\n' "$tmp" > "$tmp/bin/systemd-run"
 chmod +x "$tmp/bin/systemd-run"
 hook() { PATH=$tmp/bin:/usr/bin:/bin THAW=$THAW sh "$here/../../dracut-module/system-sleep/thaw.sh" "$@" 2> "$tmp/err"; }
-hook pre hibernate
+# Before hibernation it writes the image's ticket: a stand-in thaw records what it was asked.
+printf '#!/bin/sh\necho "thaw $*" >> %s/thaw-ran\n' "$tmp" > "$tmp/bin/thaw"
+chmod +x "$tmp/bin/thaw"
+PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$here/../../dracut-module/system-sleep/thaw.sh" pre hibernate 2> "$tmp/err"
+PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$here/../../dracut-module/system-sleep/thaw.sh" pre suspend 2> "$tmp/err"
+if [ "$(cat "$tmp/thaw-ran" 2> /dev/null)" = "thaw hibernate --ticket-only" ] && [ ! -e "$tmp/ran" ]; then
+        ok "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"
+else bad "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"; fi
 hook post suspend
-if [ ! -e "$tmp/ran" ]; then ok "the sleep hook does nothing before hibernation or after a suspend"
-else bad "the sleep hook does nothing before hibernation or after a suspend"; fi
+if [ ! -e "$tmp/ran" ]; then ok "the sleep hook does nothing after a suspend"
+else bad "the sleep hook does nothing after a suspend"; fi
 hook post hibernate
 if grep -q -- "--unit=thaw-swapin .*$THAW swapin --auto" "$tmp/ran" 2> /dev/null; then
         ok "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"

@@ -355,15 +355,13 @@ static void test_check_memory(void **state)
                                   "        present  258016\n");
         c = check(IMAGE_SF_NOCOMPRESS, false);
         assert_int_equal(c.result, IMGCHECK_MEMORY);
-        assert_string_equal(c.why, "image was made with 768 MiB of memory, this machine has 1024 MiB: "
-                                   "boot it with 768 MiB to resume");
+        assert_string_equal(c.why, "image was made with 768 MiB of memory, this machine has 1024 MiB");
         assert_string_equal(imgcheck_name(c.result), "memory");
         /* Off by one page: the same MiB, so pages are named. */
         ft_puts("/proc/zoneinfo", "        present  196479\n");
         c = check(IMAGE_SF_NOCOMPRESS, false);
         assert_int_equal(c.result, IMGCHECK_MEMORY);
-        assert_string_equal(c.why, "image was made with 196478 pages of memory, this machine has 196479: "
-                                   "boot it with the memory it had");
+        assert_string_equal(c.why, "image was made with 196478 pages of memory, this machine has 196479");
 }
 
 static void test_check_e820(void **state)

@@ -264,6 +264,26 @@ static void test_fingerprint(void **state)
         }
 }
 
+/*
+ * The image ticket (a thaw-ticket token, bound to no keyslot) is written at every hibernation and
+ * boot: the policy takes a header that carries one, and the fingerprint (the pin) does not move.
+ */
+static void test_ticket_token_accepted(void **state)
+{
+        char base[LUKS_FP_SIZE], fp[LUKS_FP_SIZE], why[LUKS_POLICY_WHY_MAX];
+        char *json = with("tokens/1", "{\"type\":\"thaw-ticket\",\"keyslots\":[],\"thaw-ticket\":1,"
+                          "\"id\":\"000102030405060708090a0b0c0d0e0f\",\"time\":1700000000,"
+                          "\"fs\":[{\"uuid\":\"x\",\"mnt-count\":7}],\"state\":\"consumed\"}");
+
+        (void)state;
+        fp_of(header, UUID, base);
+        assert_int_equal(luks_policy_check_json(json, UUID, &thaw, fp, why, sizeof(why)), 0);
+        assert_string_equal(why, "");
+        assert_string_equal(fp, base);
+        assert_int_equal(verdict(json, &foreign, why, sizeof(why)), 0);
+        free(json);
+}
+
 static void test_pin(void **state)
 {
         char fp[LUKS_FP_SIZE], why[LUKS_POLICY_WHY_MAX], want[LUKS_POLICY_WHY_MAX];
@@ -325,6 +345,7 @@ int main(void)
                 cmocka_unit_test(test_every_change_named),
                 cmocka_unit_test(test_not_json),
                 cmocka_unit_test(test_fingerprint),
+                cmocka_unit_test(test_ticket_token_accepted),
                 cmocka_unit_test(test_pin),
                 cmocka_unit_test(test_hostile_text_shown_safely),
         };

@@ -21,6 +21,7 @@
 #include "luks_token.h"
 #include "resume.h"
 #include "swsusp.h"
+#include "ticket.h"
 
 #define GOOD "0123456789abcdef0123456789abcdef"
 
@@ -323,9 +324,10 @@ static void test_noresume_unlocks_nothing(void **state)
         (void)state;
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good noresume", &fake_ops),
                          RESUME_NORESUME);
-        assert_string_equal(last(), "noresume given: not unlocking /dev/vdb; any hibernation image on it "
-                                    "is left untouched");
-        assert_int_equal(fx.probes + fx.activations + fx.handoffs, 0);
+        assert_string_equal(last(), "noresume given: not unlocking /dev/vdb; an image on it will not be resumed");
+        /* Found and probed (its ticket is superseded), never unlocked. */
+        assert_int_equal(fx.probes, 1);
+        assert_int_equal(fx.activations + fx.handoffs, 0);
         assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
 }
 
@@ -351,7 +353,7 @@ static void test_nohibernate_variants(void **state)
                 assert_int_equal(run(cmdline, &fake_ops), RESUME_NORESUME);
                 assert_non_null(strstr(last(), cases[i].line));
         }
-        assert_int_equal(fx.probes + fx.activations + fx.handoffs, 0);
+        assert_int_equal(fx.activations + fx.handoffs, 0);
         assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
 }
 
@@ -1137,36 +1139,62 @@ static void test_bad_mapping_already_active(void **state)
         assert_int_equal(fx.checks, 2);
 }
 
-/* rd.thaw.mismatch=keep (the default): no handoff, the mapping closed, the image as it was. */
-static void test_mismatch_keep(void **state)
+static int poweroffs;
+
+static int fake_poweroff(const char *root)
+{
+        (void)root;
+        poweroffs++;
+        return 0; /* as if it had: the real one does not return */
+}
+
+static int failing_poweroff(const char *root)
+{
+        (void)root;
+        poweroffs++;
+        return -EPERM;
+}
+
+/*
+ * rd.thaw.mismatch=poweroff (the default; keep means the same): an image a boot with the right
+ * memory would resume powers this one off, before anything is mounted: no handoff, the mapping
+ * closed, the image as it was, the advice on the console.
+ */
+static void test_mismatch_poweroff(void **state)
 {
         static const char *const cmdlines[] = {
                 "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good",
                 "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=keep",
+                "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=poweroff",
         };
         const char *why = "not resuming the image on /dev/mapper/thaw-swap: image was made with 768 MiB of "
-                          "memory, this machine has 1024 MiB: boot it with 768 MiB to resume; image kept, "
-                          "mapping closed, boot continues without resume (rd.thaw.mismatch=discard gives "
-                          "the swap back)";
-        char want[1200];
+                          "memory, this machine has 1024 MiB; rd.thaw.mismatch=poweroff: powering off before "
+                          "anything is mounted, image kept: start the VM again with 768 MiB to resume it, or "
+                          "boot with rd.thaw.mismatch=discard to drop it";
+        struct resume_ops ops = fake_ops;
 
         (void)state;
+        ops.poweroff = fake_poweroff;
         fx.header = HDR_IMAGE;
         fx.kernel = KERNEL_CONSUMES; /* it would, if it were asked: it must not be */
         ft_puts("/proc/zoneinfo", "        present  3998\n        present  258016\n");
-        for (size_t i = 0; i < 2; i++) {
-                fx.said = fx.deactivations = 0;
-                assert_int_equal(run(cmdlines[i], &fake_ops), RESUME_MISMATCH_KEPT);
+        for (size_t i = 0; i < 3; i++) {
+                fx.said = fx.deactivations = poweroffs = 0;
+                assert_int_equal(run(cmdlines[i], &ops), RESUME_POWEROFF);
                 assert_string_equal(last(), why);
-                assert_int_equal(fx.levels[fx.said - 1], LOG_WARNING);
+                assert_int_equal(fx.levels[fx.said - 1], LOG_EMERG);
+                assert_int_equal(poweroffs, 1);
                 assert_int_equal(fx.handoffs, 0);
                 assert_int_equal(fx.deactivations, 1);
                 assert_false(ft_exists("/dev/mapper/thaw-swap"));
                 assert_string_equal(ft_read("/sys/power/resume"), "0:0\n");
-                snprintf(want, sizeof(want), "outcome=mismatch-kept\nreason=memory\n"
-                         "device=/dev/mapper/thaw-swap\nmessage=%s\n", why);
-                assert_string_equal(ft_read("/run/thaw/state"), want);
         }
+        /* A machine that cannot power off goes on, and says so: the image is then superseded. */
+        fx.said = poweroffs = 0;
+        ops.poweroff = failing_poweroff;
+        assert_int_equal(run(cmdlines[0], &ops), RESUME_MISMATCH_KEPT);
+        assert_int_equal(poweroffs, 1);
+        assert_true(said("cannot power off (Operation not permitted): boot continues without resume"));
 }
 
 /* A damaged image is kept the same way, with the defect named. */
@@ -1235,9 +1263,8 @@ static void test_mismatch_discard(void **state)
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good rd.thaw.mismatch=discard",
                              &fake_ops), RESUME_MISMATCH_DISCARDED);
         assert_string_equal(last(), "not resuming the image on /dev/mapper/thaw-swap: image was made with "
-                                    "768 MiB of memory, this machine has 1024 MiB: boot it with 768 MiB to "
-                                    "resume; rd.thaw.mismatch=discard: image discarded, boot continues, swap "
-                                    "ready");
+                                    "768 MiB of memory, this machine has 1024 MiB; rd.thaw.mismatch=discard: "
+                                    "image discarded, boot continues, swap ready");
         assert_int_equal(fx.handoffs + fx.deactivations, 0);
         ft_abs(path, sizeof(path), "/dev/mapper/thaw-swap");
         assert_int_equal(swsusp_read(path, 0, &h), 0);
@@ -1261,8 +1288,8 @@ static void test_state_without_image(void **state)
         assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good noresume", &fake_ops),
                          RESUME_NORESUME);
         assert_string_equal(ft_read("/run/thaw/state"), "outcome=noresume\nreason=\ndevice=/dev/vdb\n"
-                            "message=noresume given: not unlocking /dev/vdb; any hibernation image on it is "
-                            "left untouched\n");
+                            "message=noresume given: not unlocking /dev/vdb; an image on it will not be "
+                            "resumed\n");
 }
 
 /* Every exit of thaw resume extends the lock PCR of a chain naming tpm2, once; the handoff after it. */
@@ -1324,6 +1351,293 @@ static void test_tpm_lock_fails(void **state)
         assert_string_equal(last(), "no TPM2 device (yet): lock PCR 15 not extended");
 }
 
+/* The image ticket (ticket.h, fresh.h): fakes for the token and the file system, the real MAC. */
+static struct {
+        int have;                     /* the device has a thaw-ticket token */
+        struct ticket t;
+        int sets;                     /* ticket_set_state() calls */
+        int set_handoffs;             /* fx.handoffs when the last one came */
+        char set_why[64];
+        int fs_changed;               /* the root's mount count went up since the ticket */
+        int fs_missing;               /* the root cannot be found at boot */
+} tk;
+
+static const uint8_t tk_key[TICKET_KEY_SIZE] = { 7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                                 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31 };
+
+static int fake_ticket_key(const char *dev, struct secret **out)
+{
+        struct secret *k = NULL;
+
+        (void)dev;
+        assert_int_equal(secret_new(TICKET_KEY_SIZE, &k), 0);
+        memcpy(k->data, tk_key, TICKET_KEY_SIZE);
+        k->len = TICKET_KEY_SIZE;
+        *out = k;
+        return 0;
+}
+
+static int fake_ticket_read(const char *dev, struct ticket *t, char *why, size_t size)
+{
+        (void)dev;
+        (void)why;
+        (void)size;
+        if (!tk.have)
+                return -ENOENT;
+        *t = tk.t;
+        return 0;
+}
+
+static int fake_ticket_set_state(const char *dev, enum ticket_state st, const char *why)
+{
+        (void)dev;
+        tk.sets++;
+        tk.set_handoffs = fx.handoffs;
+        tk.t.state = st;
+        tk.t.state_time = time(NULL);
+        snprintf(tk.set_why, sizeof(tk.set_why), "%s", why);
+        snprintf(tk.t.state_why, sizeof(tk.t.state_why), "%s", why);
+        return 0;
+}
+
+static int fake_fs_read(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size)
+{
+        (void)why;
+        (void)size;
+        assert_string_equal(uuid, tk.t.fs[0].uuid);
+        if (tk.fs_missing)
+                return -ENOENT;
+        snprintf(dev, dsize, "/dev/vda");
+        *m = tk.t.fs[0];
+        if (tk.fs_changed)
+                m->mnt_count++;
+        return 0;
+}
+
+/* A fresh ticket by thaw's writer for one ext4 root, sealed with tk_key. */
+static void ticket_fixture(void)
+{
+        struct secret key = { .len = TICKET_KEY_SIZE, .cap = TICKET_KEY_SIZE, .data = (uint8_t *)tk_key };
+        struct fsmark *f;
+
+        memset(&tk, 0, sizeof(tk));
+        assert_int_equal(ticket_new(&tk.t), 0);
+        tk.t.writer = TICKET_WRITER_THAW;
+        tk.t.n_fs = 1;
+        f = &tk.t.fs[0];
+        snprintf(f->type, sizeof(f->type), "ext4");
+        snprintf(f->uuid, sizeof(f->uuid), "0f6c3e0a-1d2b-4c5d-8e9f-a0b1c2d3e4f5");
+        f->known = true;
+        f->mnt_count = 5;
+        f->mtime = 1796000000;
+        f->wtime = 1796000100;
+        f->kbytes_written = 123456;
+        f->has_journal = true;
+        f->journal_seq = 42;
+        assert_int_equal(ticket_seal(&tk.t, &key), 0);
+        tk.have = 1;
+}
+
+static struct resume_ops ticket_ops(void)
+{
+        struct resume_ops ops = fake_ops;
+
+        ops.ticket_read = fake_ticket_read;
+        ops.ticket_set_state = fake_ticket_set_state;
+        ops.ticket_key = fake_ticket_key;
+        ops.fs_read = fake_fs_read;
+        ops.poweroff = fake_poweroff;
+        return ops;
+}
+
+#define TK_CMDLINE "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good"
+
+/* A fresh, authentic ticket whose file system is as it was: marked consumed, then handed over. */
+static void test_ticket_fresh_consumed_before_handoff(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_CONSUMED);
+        assert_true(said("image ticket verified in "));
+        assert_true(said("1 file system(s) as the image left them (every marker)"));
+        assert_int_equal(fx.handoffs, 1);
+        assert_int_equal(tk.sets, 1);
+        assert_int_equal(tk.t.state, TICKET_CONSUMED);
+        assert_int_equal(tk.set_handoffs, 0); /* consumed before the kernel saw it */
+}
+
+/* Each stale ticket: no handoff, the image dropped (swap signature back), the reason said. */
+static void stale_case(const struct resume_ops *ops, const char *needle)
+{
+        struct swsusp_header h;
+        char path[PATH_MAX];
+
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        fx.said = fx.handoffs = 0;
+        assert_int_equal(run(TK_CMDLINE, ops), RESUME_STALE);
+        assert_true(said(needle));
+        assert_true(said("; image discarded, boot continues, swap ready"));
+        assert_int_equal(fx.handoffs, 0);
+        ft_abs(path, sizeof(path), "/dev/mapper/thaw-swap");
+        assert_int_equal(swsusp_read(path, 0, &h), 0);
+        assert_int_equal(h.kind, SWSUSP_SWAP);
+        assert_non_null(strstr(ft_read("/run/thaw/state"), "outcome=stale\nreason=stale\n"));
+}
+
+static void test_ticket_stale(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        tk.t.state = TICKET_SUPERSEDED;
+        snprintf(tk.t.state_why, sizeof(tk.t.state_why), "noresume");
+        tk.t.state_time = tk.t.time + 720;
+        stale_case(&ops, "was superseded by the boot of ");
+        assert_true(said("(noresume): resuming it would corrupt file systems it had mounted"));
+
+        ticket_fixture();
+        tk.t.state = TICKET_CONSUMED;
+        stale_case(&ops, "was already resumed once, at ");
+
+        ticket_fixture();
+        tk.fs_changed = 1;
+        stale_case(&ops, "is older than its file systems: ext4 0f6c3e0a-1d2b-4c5d-8e9f-a0b1c2d3e4f5 on /dev/vda "
+                         "changed since it was made (");
+        assert_true(said("mount count"));
+        /* The state was fresh: this boot goes on, so it is superseded too. */
+        assert_int_equal(tk.t.state, TICKET_SUPERSEDED);
+
+        /* Security: edited offline (any authenticated field): refused before any field is believed. */
+        ticket_fixture();
+        tk.t.time += 1;
+        stale_case(&ops, "its ticket does not verify (edited, or not made with this volume's key)");
+        ticket_fixture();
+        tk.t.fs[0].mnt_count += 1;
+        tk.fs_changed = 0;
+        stale_case(&ops, "its ticket does not verify");
+}
+
+/* A file system that is not there at boot is not checked, and the note says so. */
+static void test_ticket_fs_missing(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        tk.fs_missing = 1;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_CONSUMED);
+        assert_true(said("0 file system(s) as the image left them (every marker); not checked: ext4 "
+                         "0f6c3e0a-1d2b-4c5d-8e9f-a0b1c2d3e4f5 (not found at boot)"));
+}
+
+/* With the kernel's writer only the mount count and time are compared. */
+static void test_ticket_kernel_writer(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+        struct secret key = { .len = TICKET_KEY_SIZE, .cap = TICKET_KEY_SIZE, .data = (uint8_t *)tk_key };
+
+        (void)state;
+        ticket_fixture();
+        tk.t.writer = TICKET_WRITER_KERNEL;
+        assert_int_equal(ticket_seal(&tk.t, &key), 0);
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_CONSUMED);
+        assert_true(said("mount count and time only: the kernel wrote the image"));
+        ticket_fixture();
+        tk.t.writer = TICKET_WRITER_KERNEL;
+        assert_int_equal(ticket_seal(&tk.t, &key), 0);
+        tk.fs_changed = 1;
+        stale_case(&ops, "is older than its file systems");
+}
+
+/* No ticket: thaw cannot tell the image fresh; the policy (poweroff by default, or discard) decides. */
+static void test_ticket_missing(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        tk.have = 0;
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        poweroffs = 0;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_POWEROFF);
+        assert_non_null(strstr(last(), "the image has no thaw ticket (written without thaw hibernate, or by an "
+                                       "older thaw): thaw cannot tell whether a boot went on without it; "
+                                       "rd.thaw.mismatch=poweroff: powering off before anything is mounted"));
+        assert_int_equal(poweroffs, 1);
+        assert_int_equal(fx.handoffs, 0);
+        fx.said = 0;
+        assert_int_equal(run(TK_CMDLINE " rd.thaw.mismatch=discard", &ops), RESUME_MISMATCH_DISCARDED);
+        assert_int_equal(fx.handoffs, 0);
+}
+
+/* A boot that goes on with an image present supersedes its ticket, with the reason; once. */
+static void test_ticket_superseded_when_boot_goes_on(void **state)
+{
+        static const struct {
+                const char *cmdline;
+                enum resume_outcome o;
+                const char *why;
+        } cases[] = {
+                { TK_CMDLINE " noresume", RESUME_NORESUME, "noresume" },
+                { "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad", RESUME_NO_KEY, "no-key" },
+                { "rd.thaw.device=/dev/vdb", RESUME_NO_KEY_SOURCE, "no-key-source" },
+                { TK_CMDLINE " rd.thaw.mismatch=discard", RESUME_MISMATCH_DISCARDED, "mismatch-discarded" },
+        };
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                ticket_fixture();
+                fx.header = HDR_IMAGE;
+                fx.kernel = KERNEL_CONSUMES;
+                fx.said = fx.handoffs = 0;
+                ft_puts("/proc/zoneinfo", "        present  262014\n"); /* 1024 MiB: the image needs 768 */
+                assert_int_equal(run(cases[i].cmdline, &ops), cases[i].o);
+                assert_int_equal(fx.handoffs, 0);
+                assert_int_equal(tk.sets, 1);
+                assert_int_equal(tk.t.state, TICKET_SUPERSEDED);
+                assert_string_equal(tk.set_why, cases[i].why);
+                assert_true(said("superseded") && (said("it will never be resumed") || said("no image of it")));
+                assert_non_null(strstr(ft_read("/run/thaw/state"), "ticket="));
+                /* Already superseded: the next boot does not write it again. */
+                fx.said = 0;
+                tk.sets = 0;
+                run(cases[i].cmdline, &ops);
+                assert_int_equal(tk.sets, 0);
+        }
+}
+
+/* A boot that powers off does not supersede (the image can still be resumed), nor does a refused header. */
+static void test_ticket_kept_by_poweroff_and_bad_header(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        ft_puts("/proc/zoneinfo", "        present  262014\n");
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_POWEROFF);
+        assert_int_equal(tk.sets, 0);
+        assert_int_equal(tk.t.state, TICKET_FRESH);
+        ops.check_header = refusing_header;
+        fx.said = 0;
+        assert_int_equal(run(TK_CMDLINE " noresume", &ops), RESUME_NORESUME);
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_BAD_HEADER);
+        assert_int_equal(tk.sets, 0);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -1360,7 +1674,7 @@ int main(void)
                 T(test_mapping_never_appears),
                 T(test_custom_name),
                 T(test_checks_pass),
-                T(test_mismatch_keep),
+                T(test_mismatch_poweroff),
                 T(test_bad_mapping_closed_unread),
                 T(test_bad_mapping_already_active),
                 T(test_mismatch_malformed), T(test_verify), T(test_verify_default_off),
@@ -1370,6 +1684,13 @@ int main(void)
                 T(test_tpm_lock_every_path),
                 T(test_tpm_lock_fails),
                 T(test_bad_header_active),
+                T(test_ticket_fresh_consumed_before_handoff),
+                T(test_ticket_stale),
+                T(test_ticket_fs_missing),
+                T(test_ticket_kernel_writer),
+                T(test_ticket_missing),
+                T(test_ticket_superseded_when_boot_goes_on),
+                T(test_ticket_kept_by_poweroff_and_bad_header),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

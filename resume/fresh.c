@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Whether an image's ticket lets thaw resume it: authentic, fresh, and its file systems as it left them. */
+#include "fresh.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+__attribute__((format(printf, 4, 5)))
+static enum fresh_verdict verdict(enum fresh_verdict v, char *why, size_t size, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(why, size, fmt, ap);
+        va_end(ap);
+        return v;
+}
+
+void fresh_time(int64_t t, char *buf, size_t size)
+{
+        time_t tt = (time_t)t;
+        struct tm tm;
+
+        if (!gmtime_r(&tt, &tm) || strftime(buf, size, "%Y-%m-%d %H:%M UTC", &tm) == 0)
+                snprintf(buf, size, "@%lld", (long long)t);
+}
+
+/* Append one clause to a "; "-separated list. */
+__attribute__((format(printf, 3, 4)))
+static void add(char *buf, size_t size, const char *fmt, ...)
+{
+        size_t used = strlen(buf);
+        va_list ap;
+
+        if (used + 2 >= size)
+                return;
+        if (used)
+                used += (size_t)snprintf(buf + used, size - used, ", ");
+        va_start(ap, fmt);
+        vsnprintf(buf + used, size - used, fmt, ap);
+        va_end(ap);
+}
+
+/*
+ * Security, and the file systems: the markers are the authenticated part an attacker who resets
+ * the (unauthenticated) state still meets, and what catches a boot that went on without thaw. A
+ * file system that cannot be found or read at boot is not checked, and the note says so: with its
+ * device absent the boot could not mount it either.
+ */
+static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_read, const char *made,
+                                   char *why, size_t size, char *note, size_t nsize)
+{
+        enum fsmark_level level = t->writer == TICKET_WRITER_THAW ? FSMARK_ALL : FSMARK_MOUNT;
+        char skipped[512] = "", dev[256], what[FSMARK_WHY_MAX];
+        size_t checked = 0;
+
+        for (size_t i = 0; i < t->n_fs; i++) {
+                const struct fsmark *rec = &t->fs[i];
+                struct fsmark now;
+                int r;
+
+                if (!rec->known) {
+                        add(skipped, sizeof(skipped), "%s %s (thaw cannot read its markers)", rec->type, rec->uuid);
+                        continue;
+                }
+                what[0] = '\0';
+                r = fs_read ? fs_read(rec->uuid, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
+                if (r == -ENOENT) {
+                        add(skipped, sizeof(skipped), "%s %s (not found at boot)", rec->type, rec->uuid);
+                        continue;
+                }
+                if (r < 0) {
+                        add(skipped, sizeof(skipped), "%s %s (cannot read it: %s)", rec->type, rec->uuid,
+                            what[0] ? what : strerror(-r));
+                        continue;
+                }
+                if (fsmark_compare(rec, &now, level, what, sizeof(what)) != 0)
+                        return verdict(FRESH_STALE, why, size, "image of %s is older than its file systems: "
+                                       "%s %s on %s changed since it was made (%s): resuming it would corrupt "
+                                       "it", made, rec->type, rec->uuid, dev, what);
+                checked++;
+        }
+        snprintf(note, nsize, "%zu file system(s) as the image left them (%s)%s%s", checked,
+                 level == FSMARK_ALL ? "every marker" : "mount count and time only: the kernel wrote the image",
+                 *skipped ? "; not checked: " : "", skipped);
+        return FRESH_YES;
+}
+
+enum fresh_verdict fresh_judge(int read, const char *read_why, const struct ticket *t, const struct secret *key,
+                               int key_error, fresh_fs_read_fn fs_read, char *why, size_t size, char *note,
+                               size_t nsize)
+{
+        char made[40], when[40];
+
+        note[0] = '\0';
+        if (read == -ENOENT)
+                return verdict(FRESH_NO_TICKET, why, size, "the image has no thaw ticket (written without thaw "
+                               "hibernate, or by an older thaw): thaw cannot tell whether a boot went on without it");
+        if (read == -EINVAL)
+                return verdict(FRESH_STALE, why, size, "its ticket is malformed (%s)", read_why ? read_why : "");
+        if (read < 0)
+                return verdict(FRESH_STALE, why, size, "its ticket cannot be read (%s)", strerror(-read));
+        if (!key)
+                return verdict(FRESH_STALE, why, size, "its ticket cannot be checked: no ticket key of this "
+                               "volume in the keyring (%s)", strerror(key_error < 0 ? -key_error : ENOKEY));
+        /* Security: before any field of it is believed. */
+        if (ticket_verify(t, key) != 0)
+                return verdict(FRESH_STALE, why, size, "its ticket does not verify (edited, or not made with "
+                               "this volume's key)");
+        fresh_time(t->time, made, sizeof(made));
+        fresh_time(t->state_time, when, sizeof(when));
+        if (t->state == TICKET_CONSUMED)
+                return verdict(FRESH_STALE, why, size, "image of %s was already resumed once, at %s: resuming "
+                               "it again would corrupt file systems", made, when);
+        if (t->state == TICKET_SUPERSEDED)
+                return verdict(FRESH_STALE, why, size, "image of %s was superseded by the boot of %s (%s): "
+                               "resuming it would corrupt file systems it had mounted", made, when,
+                               t->state_why[0] ? t->state_why : "no reason recorded");
+        return check_fs(t, fs_read, made, why, size, note, nsize);
+}

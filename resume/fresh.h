@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Whether an image's ticket lets thaw resume it: authentic, fresh, and its file systems as it left them. */
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fsmark.h"
+#include "secret.h"
+#include "ticket.h"
+
+enum fresh_verdict {
+        FRESH_YES,        /* resume it */
+        FRESH_STALE,      /* never: forged, consumed, superseded, or a file system changed since */
+        FRESH_NO_TICKET,  /* no ticket at all: the rd.thaw.mismatch= policy decides */
+};
+
+/*
+ * The markers the file system with this UUID has now: dev gets the device it was found on.
+ * -ENOENT if no device holds it now; other -errno (with why) if it cannot be read.
+ */
+typedef int (*fresh_fs_read_fn)(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why,
+                                 size_t size);
+
+/* "2026-12-03 18:40 UTC" */
+void fresh_time(int64_t t, char *buf, size_t size);
+
+/*
+ * Judge ticket t (read is ticket_read()'s result for it: 0, -ENOENT, -EINVAL with read_why, ...)
+ * with key (NULL: not in the keyring). FRESH_YES with what was checked in note ("2 file system(s)
+ * as the image left them; not checked: ..."), else why says why not, for the refusal line.
+ */
+enum fresh_verdict fresh_judge(int read, const char *read_why, const struct ticket *t, const struct secret *key,
+                               int key_error, fresh_fs_read_fn fs_read, char *why, size_t size, char *note,
+                               size_t nsize);

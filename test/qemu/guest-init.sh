@@ -376,7 +376,6 @@ wr32() {
 #            clear, at the same place of the raw disk $craftraw (the evil-cipher-null attacker's image)
 #   flip     one bit of the first compressed chunk changed, thaw inspect --verify before and after
 #            (corrupt(); the verify scenario)
-#   look     nothing changed: thaw inspect says what this machine makes of the image
 # Then the header page's sum (see header_sum) as crafted, on the "crafted" line.
 craft() {
 	map=$(rd32 "$1" 4064)
@@ -396,7 +395,6 @@ craft() {
 			|| say "craft: copying the plain image to $craftraw failed"
 		;;
 	flip) corrupt "$1" ;;
-	look) thaw inspect "$1" 2>&1 | sed 's/^/THAW-TEST: inspect: /' ;;
 	*) say "craft: unknown kind $2" ;;
 	esac
 	sync

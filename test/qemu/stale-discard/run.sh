@@ -2,9 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # stale-discard: an image made with TQ_MEM MiB meets a VM with 256 MiB more, booted with
 # rd.thaw.mismatch=discard: thaw drops the image (the swap signature back, as the kernel would) and
-# the boot goes on with the swap ready; nothing is powered off. A copy of the image on a third disk
-# lets the real system's thaw inspect say what this VM makes of it: its rebuilt e820 checksum differs
-# from the image's (the checks stale-mismatch's bigger boot, powered off, cannot make).
+# the boot goes on with the swap ready; nothing is powered off.
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -16,11 +14,8 @@ tq_workdir stale-discard
 mem=$TQ_MEM
 big=$((TQ_MEM + 256))
 tq_crafted_image pristine
-cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/look.img"
 
-TQ_QEMU_EXTRA=(-drive "file=$TQ_WORK/look.img,if=virtio,format=raw")
-TQ_MEM=$big tq_boot_checked discard inspect "$TQ_WORK/key" rd.thaw.mismatch=discard thaw.craft=vdc:look
-TQ_QEMU_EXTRA=()
+TQ_MEM=$big tq_boot_checked discard inspect "$TQ_WORK/key" rd.thaw.mismatch=discard
 why="image was made with $mem MiB of memory, this machine has $big MiB"
 tq_check "discard: thaw dropped the image, naming both memory sizes" \
     tq_has discard "thaw: not resuming the image on /dev/mapper/thaw-swap: $why; rd.thaw.mismatch=discard: image discarded, boot continues, swap ready"
@@ -39,13 +34,4 @@ tq_check "discard: thaw status gives the reason, with both memory sizes" \
 tq_log "discard: the ticket on the swap disk afterwards: $(tq_ticket_get "$TQ_WORK/swap.img" state) ($(tq_ticket_get \
     "$TQ_WORK/swap.img" state-why))"
 
-# The copy, as this VM's thaw inspect sees it.
-tq_check "discard: thaw inspect on the copy says why not" \
-    tq_has discard "THAW-TEST: inspect:   resumable here: no: image was made with $mem MiB"
-e820=$(sed -n 's/.*THAW-TEST: inspect:   e820 checksum:  image \([0-9a-f]*\), this machine \([0-9a-f]*\).*/\1 \2/p' \
-    "$TQ_WORK/discard.log" | head -n1)
-read -r e820_image e820_big <<< "${e820:-? ?}"
-tq_log "e820 checksum: image ${e820_image}, rebuilt on the ${big} MiB VM ${e820_big}"
-tq_check "discard: the rebuilt e820 checksum differs from the image's" \
-    test "$e820_image" != "?" -a "$e820_big" != "?" -a "$e820_image" != "$e820_big"
 tq_finish

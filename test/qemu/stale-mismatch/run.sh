@@ -7,9 +7,9 @@
 # do, and powers the VM off before anything is mounted: the root is never mounted, nothing is
 # written to either disk, the ticket stays fresh. Started again with TQ_MEM MiB, the VM resumes it,
 # nothing lost (and the resumed system writes files, as a real one does).
-# The e820 checksum rebuilt from /sys/firmware/memmap equals the image's, and so the kernel's, on the
-# original VM (the crafting boot's thaw inspect, then thaw resume here); that it differs on the
-# bigger VM is checked by stale-discard, whose bigger boot goes on to an init that can look.
+# The e820 checksum rebuilt from /sys/firmware/memmap equals the image's (as the crafting boot's thaw
+# inspect read it), and so the kernel's, on the original VM (thaw resume). mem-mismatch also saw it
+# differ on the bigger VM, through thaw inspect in that boot's init: that boot now powers off first.
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -26,13 +26,11 @@ TQ_MEM=$big tq_poweroff_boot bigger "image was made with $mem MiB of memory, thi
 tq_check "bigger: the advice names the memory size that resumes it, and the way to drop it" \
     tq_has bigger "image kept: start the VM again with $mem MiB to resume it, or boot with rd.thaw.mismatch=discard to drop it"
 
-# The e820 checksum the crafting boot's thaw inspect read from the image, on a VM of TQ_MEM MiB.
-e820=$(sed -n 's/.*THAW-TEST: inspect:   e820 checksum:  image \([0-9a-f]*\), this machine \([0-9a-f]*\).*/\1 \2/p' \
-    "$TQ_CRAFTED/craft.log" | head -n1)
-read -r e820_image e820_here <<< "${e820:-? ?}"
-tq_log "e820 checksum: image ${e820_image}, rebuilt on the crafting ${mem} MiB VM ${e820_here}"
-tq_check "craft: thaw inspect rebuilt the image's e820 checksum on a VM of the same shape" \
-    test "$e820_image" != "?" -a "$e820_image" = "$e820_here"
+# The image's e820 checksum, as the crafting boot's thaw inspect read it (that VM, with its extra
+# disks, is not the image's shape: its own checksum differs).
+e820_image=$(sed -n 's/.*THAW-TEST: inspect:   e820 checksum:  image \([0-9a-f]*\),.*/\1/p' "$TQ_CRAFTED/craft.log" |
+    head -n1)
+tq_check "craft: thaw inspect read the image's e820 checksum (${e820_image:-none})" test -n "$e820_image"
 
 TQ_MEM=$mem tq_resume_boot resume
 tq_check "resume: thaw's checks passed, e820 checksum $e820_image rebuilt as the kernel wrote it" \

@@ -2,6 +2,7 @@
 /* thaw inspect: what a hibernation image holds and whether this machine can resume it. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "clock.h"
 #include "cmd.h"
 #include "escape.h"
+#include "fresh.h"
 #include "image.h"
 #include "imgcheck.h"
 #include "imgverify.h"
@@ -17,6 +19,7 @@
 #include "luks.h"
 #include "machine.h"
 #include "resume.h"
+#include "ticket.h"
 #include "util.h"
 
 static void usage(FILE *f)
@@ -28,7 +31,9 @@ static void usage(FILE *f)
                    "  --offset N   the image header's page (resume_offset=); default 0\n"
                    "  --json       print JSON instead of text\n"
                    "  --verify     also decompress every chunk and check the image's CRC32, as the\n"
-                   "               kernel's loader will (reads the whole image)\n"
+                   "               kernel's loader will (reads the whole image); on an open mapping\n"
+                   "               whose device has an image ticket with the image's HMAC (thaw's\n"
+                   "               writer), and its key in root's keyring, that HMAC too\n"
                    "  --root DIR   prefix for /proc and /sys (tests)\n"
                    "  -h, --help   show this help\n");
 }
@@ -70,15 +75,39 @@ static void print_text(const char *dev, uint64_t offset, const struct image_info
         printf("  resumable here: %s%s\n", c->result == IMGCHECK_OK ? "yes" : "no: ", why);
 }
 
+/*
+ * The ticket of the LUKS2 device behind the mapping dev (/dev/mapper/NAME) and its key from root's
+ * keyring, for the image's HMAC: 1 with both, 0 (note says why) if there is none to check.
+ */
+static int ticket_of(const char *dev, struct ticket *t, struct secret **key, char *note, size_t size)
+{
+        const char *name = strncmp(dev, "/dev/mapper/", 12) == 0 ? dev + 12 : NULL;
+        char luks[PATH_MAX], uuid[64];
+
+        note[0] = '\0';
+        if (!name || luks_active_device(name, luks, sizeof(luks)) < 0 || ticket_read(luks, t, NULL, 0) < 0 ||
+            !t->has_image_mac)
+                return 0;
+        if (luks_uuid(luks, uuid, sizeof(uuid)) < 0 || ticket_key_load(uuid, key) < 0) {
+                snprintf(note, size, "; its ticket's HMAC not checked (no ticket key of %.160s in root's keyring)",
+                         luks);
+                return 0;
+        }
+        return 1;
+}
+
 /* The full verification, its verdict folded into c when everything else passed. */
 static struct json_object *verify(const char *dev, const struct image_info *img, struct imgcheck *c,
                                   char *line, size_t size)
 {
         int64_t t0 = clock_now_ms();
         struct json_object *o = NULL;
+        struct secret *key = NULL;
         struct imgverify v;
-        char why[sizeof(v.why) + 64];
-        int r = img->defect == IMAGE_OK ? imgverify(dev, img, &v) : -EINVAL;
+        struct ticket t;
+        char why[sizeof(v.why) + 256], note[256];
+        int have = ticket_of(dev, &t, &key, note, sizeof(note));
+        int r = img->defect == IMAGE_OK ? fresh_verify_image(dev, img, have ? &t : NULL, key, &v) : -EINVAL;
         int64_t ms = clock_now_ms() - t0;
         bool ok = r == 0 && v.result == IMGVERIFY_OK;
 
@@ -87,12 +116,13 @@ static struct json_object *verify(const char *dev, const struct image_info *img,
         else if (r < 0)
                 snprintf(why, sizeof(why), "the image cannot be read (%s)", strerror(-r));
         else
-                snprintf(why, sizeof(why), "%s", v.why);
+                snprintf(why, sizeof(why), "%s%s", v.why, note);
+        secret_free(key);
         if (!ok && c->result == IMGCHECK_OK) {
                 c->result = IMGCHECK_DAMAGED;
-                snprintf(c->why, sizeof(c->why), "image data is damaged: %s", why);
+                snprintf(c->why, sizeof(c->why), "image data is damaged: %.300s", why);
         }
-        snprintf(line, size, "%s%s (%" PRId64 " ms)", ok ? "yes: " : "no: ", why, ms);
+        snprintf(line, size, "%s%.300s (%" PRId64 " ms)", ok ? "yes: " : "no: ", why, ms);
         o = json_object_new_object();
         if (!o)
                 return NULL;

@@ -8,6 +8,10 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
+#include "imgverify.h"
+
 __attribute__((format(printf, 4, 5)))
 static enum fresh_verdict verdict(enum fresh_verdict v, char *why, size_t size, const char *fmt, ...)
 {
@@ -17,6 +21,41 @@ static enum fresh_verdict verdict(enum fresh_verdict v, char *why, size_t size, 
         vsnprintf(why, size, fmt, ap);
         va_end(ap);
         return v;
+}
+
+static int mac_hook(void *ctx, const void *data, size_t len)
+{
+        return ticket_mac_update(ctx, data, len);
+}
+
+int fresh_verify_image(const char *path, const struct image_info *img, const struct ticket *t,
+                       const struct secret *key, struct imgverify *v)
+{
+        struct ticket_mac *mac = NULL;
+        uint8_t got[TICKET_MAC_SIZE];
+        int r = 0;
+
+        if (t && t->has_image_mac && key)
+                r = ticket_mac_begin(key, &mac);
+        if (r == 0)
+                r = imgverify_hooked(path, img, mac ? mac_hook : NULL, mac, v);
+        if (r == 0 && v->result == IMGVERIFY_OK && mac) {
+                r = ticket_mac_end(mac, got);
+                mac = NULL;
+                /* Security: any changed, moved or replayed sector of the image changes it. */
+                if (r == 0 && CRYPTO_memcmp(got, t->image_mac, sizeof(got)) != 0) {
+                        v->result = IMGVERIFY_CRC;
+                        snprintf(v->why, sizeof(v->why), "it does not match the HMAC its ticket holds (a sector "
+                                 "changed, moved or replayed)");
+                } else if (r == 0) {
+                        size_t n = strlen(v->why);
+
+                        snprintf(v->why + n, sizeof(v->why) - n, "; HMAC-SHA256 of the whole image matches its "
+                                 "ticket");
+                }
+        }
+        ticket_mac_free(mac);
+        return r;
 }
 
 void fresh_time(int64_t t, char *buf, size_t size)
@@ -67,7 +106,7 @@ static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_r
                         continue;
                 }
                 what[0] = '\0';
-                r = fs_read ? fs_read(rec->uuid, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
+                r = fs_read ? fs_read(rec->uuid, rec->type, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
                 if (r == -ENOENT) {
                         add(skipped, sizeof(skipped), "%s %s (not found at boot)", rec->type, rec->uuid);
                         continue;

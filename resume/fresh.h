@@ -18,8 +18,19 @@ enum fresh_verdict {
  * The markers the file system with this UUID has now: dev gets the device it was found on.
  * -ENOENT if no device holds it now; other -errno (with why) if it cannot be read.
  */
-typedef int (*fresh_fs_read_fn)(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why,
-                                 size_t size);
+typedef int (*fresh_fs_read_fn)(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m,
+                                 char *why, size_t size);
+
+struct image_info;
+struct imgverify;
+
+/*
+ * imgverify() of the image on path, and with key and a ticket that holds the image's HMAC, that
+ * HMAC over the stream as well: v->result IMGVERIFY_CRC, with why, if it differs; v->why says it
+ * matched otherwise. 0 or -errno as imgverify().
+ */
+int fresh_verify_image(const char *path, const struct image_info *img, const struct ticket *t,
+                       const struct secret *key, struct imgverify *v);
 
 /* "2026-12-03 18:40 UTC" */
 void fresh_time(int64_t t, char *buf, size_t size);

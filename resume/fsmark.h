@@ -53,6 +53,13 @@ struct fsmark {
 int fsmark_read(const char *dev, struct fsmark *out, char *why, size_t size);
 
 /*
+ * The same, probing only for type (the ext family for any ext type): for the boot, which knows the
+ * recorded type and must not spend tens of milliseconds probing for every other. Another type
+ * there gives -ENODATA.
+ */
+int fsmark_read_as(const char *dev, const char *type, struct fsmark *out, char *why, size_t size);
+
+/*
  * 0 if b (read now) equals a (recorded) at level; 1 if not, with the first difference in why, for
  * people: "mount count 7, recorded 6", "journal commit sequence 1234, recorded 1230". A different
  * type or UUID is a difference; a recorded a that is not known compares equal (the caller warns).

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <syslog.h>
 
-#include <openssl/crypto.h>
-
 #include "clock.h"
 #include "devcheck.h"
 #include "devspec.h"
@@ -57,11 +55,12 @@ static int boot_ticket_key(const char *dev, struct secret **out)
         return r < 0 ? r : ticket_key_load(uuid, out);
 }
 
-static int boot_fs_read(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size)
+static int boot_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
+                        size_t size)
 {
         int r = fsmark_find(uuid, dev, dsize);
 
-        return r < 0 ? r : fsmark_read(dev, m, why, size);
+        return r < 0 ? r : fsmark_read_as(dev, type, m, why, size);
 }
 
 const struct resume_ops resume_default_ops = {
@@ -525,11 +524,6 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
-static int mac_hook(void *ctx, const void *data, size_t len)
-{
-        return ticket_mac_update(ctx, data, len);
-}
-
 /*
  * rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first;
  * and with a ticket from thaw's writer the HMAC of the whole stream, under the ticket key.
@@ -539,34 +533,16 @@ static int verify(const struct resume_ctx *c, const char *dev, const char *mappe
                   const struct ticket *t, char *why, size_t size)
 {
         int64_t t0 = clock_now_ms();
-        struct ticket_mac *mac = NULL;
         struct secret *key = NULL;
-        uint8_t got[TICKET_MAC_SIZE];
         struct imgverify v;
         int r = 0;
 
-        if (t && t->has_image_mac && c->ops->ticket_key) {
+        /* The ticket passed: its key is there (a ticket without an HMAC needs none). */
+        if (t && t->has_image_mac && c->ops->ticket_key)
                 r = c->ops->ticket_key(dev, &key);
-                if (r == 0)
-                        r = ticket_mac_begin(key, &mac);
-                secret_free(key);
-        }
         if (r == 0)
-                r = imgverify_hooked(mapper, img, mac ? mac_hook : NULL, mac, &v);
-        if (r == 0 && v.result == IMGVERIFY_OK && mac) {
-                r = ticket_mac_end(mac, got);
-                mac = NULL;
-                if (r == 0 && CRYPTO_memcmp(got, t->image_mac, sizeof(got)) != 0) {
-                        v.result = IMGVERIFY_CRC;
-                        snprintf(v.why, sizeof(v.why), "it does not match the HMAC its ticket holds (a sector "
-                                 "changed, moved or replayed)");
-                } else if (r == 0) {
-                        size_t n = strlen(v.why);
-
-                        snprintf(v.why + n, sizeof(v.why) - n, "; HMAC-SHA256 of the whole image matches its ticket");
-                }
-        }
-        ticket_mac_free(mac);
+                r = fresh_verify_image(mapper, img, t, key, &v);
+        secret_free(key);
         if (r < 0 || v.result != IMGVERIFY_OK) {
                 note_reason(c, imgcheck_name(IMGCHECK_DAMAGED));
                 if (r < 0)

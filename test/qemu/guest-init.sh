@@ -414,20 +414,21 @@ rd16() {
 # page on the raw disk, as someone with the disk but not the key could. Where dm-integrity keeps a
 # data sector: drivers/md/dm-integrity.c, get_data_sector() and calculate_device_limits() (6.1).
 tamper() {
+	dev=$1
 	realkey=/sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw
 	# Opened writable once, so dm-integrity replays its journal into place, then closed.
-	cryptsetup open --key-file "$realkey" --keyfile-size 32 /dev/vdb thaw-tamper || fail "cannot open /dev/vdb"
+	cryptsetup open --key-file "$realkey" --keyfile-size 32 "$dev" thaw-tamper || fail "cannot open $dev"
 	map=$(rd32 /dev/mapper/thaw-tamper 4064)
 	blk=$(rd32 /dev/mapper/thaw-tamper $((map * 4096 + 8)))
 	cryptsetup close thaw-tamper
-	seg=$(cryptsetup luksDump /dev/vdb | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
-	magic=$(dd if=/dev/vdb bs=1 skip="$seg" count=7 2> /dev/null)
-	[ "$magic" = integrt ] || fail "no dm-integrity superblock at byte $seg of /dev/vdb"
-	li=$(rd8 /dev/vdb $((seg + 9)))
-	tag=$(rd16 /dev/vdb $((seg + 10)))
-	js=$(rd32 /dev/vdb $((seg + 12)))
-	flags=$(rd32 /dev/vdb $((seg + 24)))
-	lspb=$(rd8 /dev/vdb $((seg + 28)))
+	seg=$(cryptsetup luksDump "$dev" | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
+	magic=$(dd if="$dev" bs=1 skip="$seg" count=7 2> /dev/null)
+	[ "$magic" = integrt ] || fail "no dm-integrity superblock at byte $seg of $dev"
+	li=$(rd8 "$dev" $((seg + 9)))
+	tag=$(rd16 "$dev" $((seg + 10)))
+	js=$(rd32 "$dev" $((seg + 12)))
+	flags=$(rd32 "$dev" $((seg + 24)))
+	lspb=$(rd8 "$dev" $((seg + 28)))
 	space=504
 	[ $((flags & 1)) -eq 0 ] || space=496
 	entry=$(((8 + 8 * (1 << lspb) + tag + 7) / 8 * 8))
@@ -440,12 +441,12 @@ tamper() {
 	sector=$((blk * 8))
 	raw=$((seg / 512 + initial + ((sector >> li) + 1) * run + sector))
 	off=$((raw * 512 + 64))
-	v=$(rd8 /dev/vdb "$off")
+	v=$(rd8 "$dev" "$off")
 	# shellcheck disable=SC2059 # the format is the octal escape
-	printf "$(printf '\\%03o' $((v ^ 1)))" | dd of=/dev/vdb bs=1 seek="$off" conv=notrunc 2> /dev/null
+	printf "$(printf '\\%03o' $((v ^ 1)))" | dd of="$dev" bs=1 seek="$off" conv=notrunc 2> /dev/null
 	sync
-	say "tampered: byte $off of /dev/vdb (first data page, block $blk) was $v"
-	cryptsetup open --readonly --key-file "$realkey" --keyfile-size 32 /dev/vdb thaw-tamper || fail "cannot open /dev/vdb"
+	say "tampered: byte $off of $dev (first data page, block $blk) was $v"
+	cryptsetup open --readonly --key-file "$realkey" --keyfile-size 32 "$dev" thaw-tamper || fail "cannot open $dev"
 	if dd if=/dev/mapper/thaw-tamper of=/dev/null bs=4096 skip="$blk" count=1 2> /tmp/dd; then
 		say "tampered block reads without error"
 	else
@@ -562,8 +563,11 @@ inspect)
 	fi
 	# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
 	# say the image is still there without resuming it.
-	# thaw.tamper=1 (with noresume): change the ciphertext of an --integrity container, see tamper().
-	[ "$(arg thaw.tamper)" = 1 ] && tamper
+	# thaw.tamper=DISK (with noresume): change the ciphertext of the --integrity container on that
+	# disk (a copy of the image's, so that this boot's superseding of /dev/vdb does not touch it),
+	# see tamper().
+	t=$(arg thaw.tamper)
+	[ -n "$t" ] && tamper "/dev/$t"
 	# thaw.craft=DISK:KIND,... (with noresume): craft each extra disk's image, see craft().
 	for c in $(arg thaw.craft | tr ',' ' '); do
 		cryptsetup open --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \

@@ -17,7 +17,9 @@
 #include <lzo/lzo1x.h>
 
 #include "image.h"
+#include "fresh.h"
 #include "imgverify.h"
+#include "ticket.h"
 
 #define DEV_PAGES 512
 #define DATA_PAGES 100                 /* 1 meta page: 101 payload pages, chunks of 32,32,32,5 */
@@ -284,6 +286,53 @@ static void test_not_well_formed(void **state)
         assert_int_equal(v.chunks, 42);
 }
 
+/*
+ * The image's HMAC (its ticket, thaw's writer): over the stream as the snapshot device gave it,
+ * the info page then the payload, uncompressed. Matching, differing, and a replayed chunk.
+ */
+static void test_image_hmac(void **state)
+{
+        static const uint8_t k[TICKET_KEY_SIZE] = { 1, 2, 3 };
+        struct secret key = { .len = sizeof(k), .cap = sizeof(k), .data = (uint8_t *)k };
+        struct ticket_mac *m = NULL;
+        struct image_info in;
+        struct imgverify v;
+        struct ticket t = { .has_image_mac = true };
+        char path[64];
+        int fd;
+
+        (void)state;
+        build(IMAGE_SF_CRC32);
+        assert_int_equal(ticket_mac_begin(&key, &m), 0);
+        assert_int_equal(ticket_mac_update(m, dev[FIRST], 4096), 0);
+        assert_int_equal(ticket_mac_update(m, payload, sizeof(payload)), 0);
+        assert_int_equal(ticket_mac_end(m, t.image_mac), 0);
+        fd = dev_fd();
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(fresh_verify_image(path, &in, &t, &key, &v), 0);
+        assert_int_equal(v.result, IMGVERIFY_OK);
+        assert_non_null(strstr(v.why, "; HMAC-SHA256 of the whole image matches its ticket"));
+        /* Without the ticket's HMAC (or key) only the CRC32 is checked, and said so. */
+        assert_int_equal(fresh_verify_image(path, &in, &t, NULL, &v), 0);
+        assert_null(strstr(v.why, "HMAC"));
+        t.image_mac[7] ^= 1;
+        assert_int_equal(fresh_verify_image(path, &in, &t, &key, &v), 0);
+        assert_int_equal(v.result, IMGVERIFY_CRC);
+        assert_string_equal(v.why, "it does not match the HMAC its ticket holds (a sector changed, moved or "
+                                   "replayed)");
+        close(fd);
+        /* Security: the info page is covered too (its CRC32 is not): one byte of it changed. */
+        t.image_mac[7] ^= 1;
+        dev[FIRST][1000] ^= 1;
+        fd = dev_fd();
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(fresh_verify_image(path, &in, &t, &key, &v), 0);
+        assert_int_equal(v.result, IMGVERIFY_CRC);
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -291,7 +340,7 @@ int main(void)
                 cmocka_unit_test(test_flipped_byte),    cmocka_unit_test(test_bad_cmp_len),
                 cmocka_unit_test(test_truncated_chunk), cmocka_unit_test(test_decompress),
                 cmocka_unit_test(test_too_long),        cmocka_unit_test(test_uncompressed),
-                cmocka_unit_test(test_not_well_formed),
+                cmocka_unit_test(test_not_well_formed), cmocka_unit_test(test_image_hmac),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1400,8 +1400,10 @@ static int fake_ticket_set_state(const char *dev, enum ticket_state st, const ch
         return 0;
 }
 
-static int fake_fs_read(const char *uuid, char *dev, size_t dsize, struct fsmark *m, char *why, size_t size)
+static int fake_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
+                        size_t size)
 {
+        assert_string_equal(type, "ext4");
         (void)why;
         (void)size;
         assert_string_equal(uuid, tk.t.fs[0].uuid);
@@ -1618,6 +1620,25 @@ static void test_ticket_superseded_when_boot_goes_on(void **state)
         }
 }
 
+/*
+ * Power cut in thaw's writer after the ticket, before the header's mark: a fresh ticket and no
+ * image. The boot goes on quietly and the ticket is superseded, so no later copy of an image can
+ * ride on it.
+ */
+static void test_ticket_without_image(void **state)
+{
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        fx.header = HDR_SWAP;
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_NO_IMAGE);
+        assert_int_equal(tk.sets, 1);
+        assert_int_equal(tk.t.state, TICKET_SUPERSEDED);
+        assert_string_equal(tk.set_why, "no-image");
+        assert_true(said("marked superseded (no-image): no image of it is left to resume"));
+}
+
 /* A boot that powers off does not supersede (the image can still be resumed), nor does a refused header. */
 static void test_ticket_kept_by_poweroff_and_bad_header(void **state)
 {
@@ -1691,6 +1712,7 @@ int main(void)
                 T(test_ticket_missing),
                 T(test_ticket_superseded_when_boot_goes_on),
                 T(test_ticket_kept_by_poweroff_and_bad_header),
+                T(test_ticket_without_image),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

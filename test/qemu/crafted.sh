@@ -1,24 +1,32 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Real hibernation images made into bad ones, shared by the lz4-mismatch, garbage-header,
-# chain-loop, truncated and evil-* scenarios.
+# chain-loop, truncated, verify, stale-*, replay-after-resume, ticket-forged and evil-* scenarios.
 # shellcheck shell=bash
 #
-# One hibernate boot makes a real image; one noresume boot opens copies of its swap disk with the
-# real key (the test-only fw_cfg entry) and crafts one defect into each (guest-init.sh's craft();
-# "plain" is the image decrypted in place, evil-cipher-null's attacker's image). Both are cached in
-# $TQ_CACHE/images/KEY, KEY from every input of the image, so a run of the scenarios pays for them once.
+# One hibernate boot makes a real image (with thaw.after=write: a system resumed from it writes
+# files, as a real one would); its swap disk is copied as it is, with its fresh ticket
+# (swap-pristine.img). Then one noresume boot opens further copies with the real key (the test-only
+# fw_cfg entry) and crafts one defect into each (guest-init.sh's craft(); "plain" is the image
+# decrypted in place, evil-cipher-null's attacker's image). That boot goes on with the image on
+# /dev/vdb present, so it supersedes swap.img's ticket: swap.img is kept as that boot left it, and
+# is never resumable. All are cached in $TQ_CACHE/images/KEY, KEY from every input of the image, so
+# a run of the scenarios pays for them once.
 # Source after lib.sh, call after tq_prepare and tq_workdir.
 
-TQ_CRAFTS=(lz4 garbage loop plain)
+TQ_CRAFTS=(lz4 garbage loop plain flip)
 
 # Makes the cache entry in $1 ($TQ_WORK is $1 meanwhile, so the boots' logs stay there too).
 tq_crafted_build() {
-    local dir=$1 work=$TQ_WORK fails=$TQ_FAILS i craft=() disks=() extra=() letters=(c d e f g)
+    local dir=$1 work=$TQ_WORK fails=$TQ_FAILS i craft=() disks=() extra=() letters=(c d e f g h i)
     rm -rf "$dir"
     mkdir -p "$dir"
     cp --sparse=always "$work/root.img" "$work/swap.img" "$work/key" "$dir/"
     TQ_WORK=$dir
-    tq_hibernate_boot hibernate
+    tq_hibernate_boot hibernate thaw.after=write
+    cp --sparse=always "$dir/swap.img" "$dir/swap-pristine.img"
+    tq_check "hibernate: the image's ticket is on the swap disk, fresh" \
+        test "$(tq_ticket_get "$dir/swap-pristine.img" state)" = fresh
+    tq_log "hibernate: $(grep -F 'thaw: wrote the image' "$dir/hibernate.log" | sed 's/.*thaw: //' | head -n1)"
     for i in "${!TQ_CRAFTS[@]}"; do
         cp --sparse=always "$dir/swap.img" "$dir/swap-${TQ_CRAFTS[i]}.img"
         disks+=(-drive "file=$dir/swap-${TQ_CRAFTS[i]}.img,if=virtio,format=raw")
@@ -43,12 +51,15 @@ tq_crafted_build() {
 }
 
 # tq_crafted_image KIND: $TQ_WORK's root.img, key and swap.img become those of the cached image,
-# the swap disk crafted as KIND (one of TQ_CRAFTS, or "pristine" for the image as written).
+# the swap disk crafted as KIND (one of TQ_CRAFTS, or "pristine" for the image as written, its
+# ticket fresh). TQ_CRAFTED is the cache entry (craft.log says what the crafting boot saw).
 tq_crafted_image() {
     local kind=$1 key dir swap
     key=$(tq_hash "${BASH_SOURCE[0]}" "$TQ_REPO/test/qemu/guest-init.sh" \
         <(echo "$TQ_INITRD $TQ_ROOT_BASE $TQ_MEM $TQ_SMP $TQ_CPU $TQ_SWAP_MIB $TQ_WORKLOAD_MIB ${TQ_CRAFTS[*]}"))
     dir=$TQ_CACHE/images/$key
+    # shellcheck disable=SC2034 # read by the scenarios
+    TQ_CRAFTED=$dir
     mkdir -p "$TQ_CACHE/images"
     exec 9> "$TQ_CACHE/images/.lock"
     flock 9
@@ -60,7 +71,7 @@ tq_crafted_image() {
         tq_crafted_build "$dir"
     fi
     swap=$dir/swap-$kind.img
-    [[ $kind == pristine ]] && swap=$dir/swap.img
+    [[ $kind == pristine ]] && swap=$dir/swap-pristine.img
     if [[ -e $dir/.done ]]; then
         cp --sparse=always "$dir/root.img" "$dir/key" "$TQ_WORK/"
         cp --sparse=always "$swap" "$TQ_WORK/swap.img"
@@ -85,5 +96,7 @@ tq_refused() {
     tq_check "$n: the image is still on disk (S1SUSPEND)" tq_has "$n" "THAW-TEST: image signature: S1SUSPEND"
     tq_check "$n: thaw status in the real system: the image was kept" \
         tq_has "$n" "THAW-TEST: status: At boot, thaw resume: an image this machine cannot resume was kept"
+    # The boot went on with the image there: never resumable from now on.
+    tq_check "$n: the image's ticket was superseded by this boot" tq_superseded "$n" '[^)]+'
     tq_log "$n: $(grep -F 'thaw: not resuming' "$TQ_WORK/$n.log" | sed 's/.*thaw: //' | head -n1)"
 }

@@ -9,6 +9,8 @@
 #   plain        the same with plain swap on /dev/vdb and the raw sysfs interface (harness self-test)
 #   cold         a boot without image: the mapping is there, swap is usable
 #   inspect      a boot that must not have resumed: say whether the image header is still armed
+#   write        a boot that goes on as a real one: the root read-write (its journal replayed), a few
+#                files written and synced, then the root remounted read-only (a clean shutdown)
 #   resume       a boot that must resume: reaching this init at all means it did not
 #   doctor       thaw doctor only (the cold step runs it too, with the swap on)
 #   bench        make bench-swapin's script, from fw_cfg opt/test/bench
@@ -16,7 +18,8 @@
 #   hibernate-file  (on that root) swapon /swapfile, workload, thaw hibernate; then verify
 #
 # thaw.hibargs=a,b passes options to thaw hibernate (commas for spaces); thaw.after= names what the
-# hibernate step does after the resume, before verifying the workload (see after_resume).
+# hibernate step does after the resume, before verifying the workload (see after_resume). The
+# resumed system runs with the hibernating boot's command line: both go on the hibernate boot.
 
 # /usr/sbin: where the hostonly scenario's root has thaw, installed from the Debian package.
 PATH=/bin:/usr/sbin
@@ -140,7 +143,8 @@ swap_used_kib() {
 	awk '/^SwapTotal:/ {t = $2} /^SwapFree:/ {f = $2} END {print t - f}' /proc/meminfo
 }
 
-# corrupt DEV: verify the image, flip one bit in the first compressed chunk, verify again.
+# corrupt DEV: verify the image, flip one bit in the first compressed chunk, verify again
+# (craft's flip).
 corrupt() {
 	thaw inspect --verify "$1" 2>&1 | sed 's/^/THAW-TEST: verify-before: /'
 	map=$(thaw inspect --json "$1" | sed -n 's/.*"first_map_block":\([0-9]*\).*/\1/p')
@@ -153,6 +157,18 @@ corrupt() {
 	sync
 	say "corrupted: byte 64 of block $blk (map page $map) was $v"
 	thaw inspect --verify "$1" 2>&1 | sed 's/^/THAW-TEST: verify-after: /'
+}
+
+# write_files WHEN: what any running system does to its root: four files of random content in
+# /var/tmp, synced, so that the file system's markers (journal commit sequence, kbytes written) move.
+write_files() {
+	mkdir -p /var/tmp || fail "cannot make /var/tmp"
+	t=$(date +%s)
+	for i in 1 2 3 4; do
+		head -c 262144 /dev/urandom > "/var/tmp/thaw-test-$1-$t-$i" || fail "cannot write /var/tmp/thaw-test-$1-$t-$i"
+	done
+	sync
+	say "wrote files: 4 of 256 KiB in /var/tmp ($1), synced"
 }
 
 vmswap_kib() { awk '/^VmSwap:/ {print $2}' "/proc/$1/status"; }
@@ -283,6 +299,7 @@ after_resume() {
 		thaw hibernate --mode shutdown
 		say "rehibernate exit $?"
 		;;
+	write) write_files after-resume ;;
 	'') ;;
 	*) say "unknown thaw.after '$1'" ;;
 	esac
@@ -364,6 +381,9 @@ wr32() {
 #   cut      the first map page's next_swap is 0: the chain ends ~2 MiB into the image
 #   plain    the image decrypted in place: each block read through DEV is written back, in the
 #            clear, at the same place of the raw disk $craftraw (the evil-cipher-null attacker's image)
+#   flip     one bit of the first compressed chunk changed, thaw inspect --verify before and after
+#            (corrupt(); the verify scenario)
+# Then the header page's sum (see header_sum) as crafted, on the "crafted" line.
 craft() {
 	map=$(rd32 "$1" 4064)
 	case "$2" in
@@ -381,10 +401,12 @@ craft() {
 		dd if="$1" of="$craftraw" bs=1048576 seek=$((seg / 1048576)) iflag=fullblock conv=notrunc,fsync 2> /dev/null \
 			|| say "craft: copying the plain image to $craftraw failed"
 		;;
+	flip) corrupt "$1" ;;
 	*) say "craft: unknown kind $2" ;;
 	esac
 	sync
-	say "crafted $2 on $1 (first map page $map)"
+	say "crafted $2 on $1 (first map page $map); header page sum: $(dd if="$1" bs=4086 count=1 2> /dev/null |
+		sha256sum | cut -c1-16)"
 }
 
 # rd8 DEV BYTE / rd16 DEV BYTE: one byte, a little-endian u16.
@@ -547,10 +569,7 @@ inspect)
 		say "any key: test-passphrase exit $?"
 	fi
 	# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
-	# say the image is still there without resuming it. thaw.corrupt=1 (with noresume) opens it
-	# writable to change one byte of the image's first compressed chunk.
-	ro=--readonly
-	[ "$(arg thaw.corrupt)" = 1 ] && ro=
+	# say the image is still there without resuming it.
 	# thaw.tamper=DISK (with noresume): change the ciphertext of the --integrity container on that
 	# disk (a copy of the image's, so that this boot's superseding of /dev/vdb does not touch it),
 	# see tamper().
@@ -565,7 +584,6 @@ inspect)
 		cryptsetup close thaw-craft
 	done
 	# rd.thaw.mismatch=discard leaves the mapping open for swap: look at the image through it.
-	# shellcheck disable=SC2086 # $ro is one option or none
 	if [ -b /dev/mapper/thaw-swap ]; then
 		say "image signature: $(dd if=/dev/mapper/thaw-swap bs=1 skip=4086 count=9 2> /dev/null)"
 		header_sum /dev/mapper/thaw-swap
@@ -576,18 +594,25 @@ inspect)
 	elif [ "$(arg thaw.nolook)" = 1 ]; then
 		# evil-digest-cost: cryptsetup would spend hours on the forged digest.
 		say "inspect: no look at /dev/vdb with the real key (thaw.nolook=1)"
-	elif cryptsetup open $ro --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
+	elif cryptsetup open --readonly --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
 		--keyfile-size 32 /dev/vdb thaw-inspect; then
 		sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
 		say "image signature: $sig"
 		header_sum /dev/mapper/thaw-inspect
 		thaw inspect /dev/mapper/thaw-inspect 2>&1 | sed 's/^/THAW-TEST: inspect: /'
-		[ -z "$ro" ] && corrupt /dev/mapper/thaw-inspect
 		cryptsetup close thaw-inspect
 	else
 		say "inspect: cannot open /dev/vdb with the real key"
 	fi
 	say "swaps in use: $(grep -c '^/' /proc/swaps)"
+	;;
+write)
+	mapping_state
+	thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
+	[ -r /run/thaw/state ] && sed -n 's/^outcome=/THAW-TEST: state: outcome=/p' /run/thaw/state
+	write_files boot
+	# As a real shutdown does: the journal checkpointed, the file system clean on disk.
+	mount -o remount,ro / && say "root remounted read-only"
 	;;
 mkroot)
 	mkroot

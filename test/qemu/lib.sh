@@ -505,7 +505,8 @@ tq_time() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed 's/|.*//; s/ //g'; }
 
 # tq_show NAME: the lines a reader needs when something fails (test markers and thaw lines).
 tq_show() {
-    grep -E 'THAW-TEST|thaw:|workload:|PM: |Kernel panic|BUG|Oops' "$TQ_WORK/$1.log" | sed 's/^/#   /' >&2
+    grep -E 'THAW-TEST|thaw:|workload:|PM: |Kernel panic|BUG|Oops|reboot: |EXT4-fs \(vda\)' "$TQ_WORK/$1.log" |
+        sed 's/^/#   /' >&2
 }
 
 # Assertions used by scenarios: count failures, print what was checked.
@@ -615,6 +616,8 @@ tq_resume_boot() {
     local name=$1
     shift
     tq_sleep_boot_checked "$name" resume "${TQ_FWCFG_KEY:-$TQ_WORK/key}" "$@"
+    tq_check "$name: thaw verified the image's ticket before the handoff" \
+        grep -qE "thaw: image ticket verified in [0-9]+ ms: image of $TQ_DATE_RE, " "$TQ_WORK/$name.log"
     tq_check "$name: thaw handed the image to the kernel" \
         tq_has "$name" "thaw: resuming from /dev/mapper/thaw-swap"
     tq_check "$name: the kernel loaded the image" tq_has "$name" "PM: Image loading done"
@@ -622,6 +625,84 @@ tq_resume_boot() {
     tq_check "$name: thaw hibernate returned 0 in the resumed system" \
         tq_has "$name" "THAW-TEST: hibernate exit 0"
     tq_check "$name: workload: nothing lost" tq_has "$name" "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+}
+
+# ---------------------------------------------------------------------------------------------
+# The image ticket (thaw hibernate's LUKS2 token thaw-ticket on the swap device): read on the host,
+# and what thaw resume says about it.
+
+# How thaw writes a time in its lines ("2026-12-03 18:40 UTC"), as an extended regular expression.
+TQ_DATE_RE='[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC'
+
+# tq_ticket_id IMG / tq_ticket_get IMG FIELD: the thaw-ticket token's id in IMG's LUKS2 header, one
+# field of it; empty if IMG has none (or several).
+tq_ticket_py() {
+    cryptsetup luksDump --dump-json-metadata "$1" 2> /dev/null | python3 -c '
+import json, sys
+tokens = json.load(sys.stdin).get("tokens", {})
+found = [(i, t) for i, t in tokens.items() if t.get("type") == "thaw-ticket"]
+if len(found) == 1:
+    i, t = found[0]
+    print(i if sys.argv[1] == "" else t.get(sys.argv[1], ""))' "$2" 2> /dev/null
+}
+tq_ticket_id() { tq_ticket_py "$1" ""; }
+tq_ticket_get() { tq_ticket_py "$1" "$2"; }
+
+# tq_superseded NAME REASON: boot NAME's thaw resume said it superseded the image's ticket, giving
+# REASON (an extended regular expression: the outcome, "noresume", "no-key", ...).
+tq_superseded() {
+    grep -qE "thaw: image of $TQ_DATE_RE superseded by this boot \($2\): it will never be resumed \(resuming it \
+would corrupt file systems it had mounted\)" "$TQ_WORK/$1.log"
+}
+
+# tq_stale NAME WHY: boot NAME (step inspect) refused the image for its ticket, WHY (an extended
+# regular expression) in its one-line reason, dropped it and went on with the swap ready: nothing
+# handed over, and the real system's thaw status says so.
+tq_stale() {
+    local n=$1 why=$2
+    tq_check "$n: thaw refused the image for its ticket and dropped it: $why" \
+        grep -qE "thaw: not resuming the image on /dev/mapper/thaw-swap: $why; image discarded, boot continues, swap \
+ready" "$TQ_WORK/$n.log"
+    tq_check "$n: no handoff" tq_lacks "$n" "thaw: resuming from"
+    tq_check "$n: the kernel never saw the image" tq_lacks "$n" "PM: hibernation: resume from hibernation"
+    tq_check "$n: thaw resume exited normally (no crash)" tq_lacks "$n" "thaw resume exited with status"
+    tq_check "$n: the boot went on to the real init" tq_has "$n" "THAW-TEST: fresh boot step=inspect"
+    tq_check "$n: the mapping is open for swap" tq_has "$n" "THAW-TEST: mapping present"
+    tq_check "$n: the image is gone, the swap signature back (SWAPSPACE2)" \
+        tq_has "$n" "THAW-TEST: image signature: SWAPSPACE"
+    tq_check "$n: the kernel takes it as swap" tq_has "$n" "THAW-TEST: swapon exit 0"
+    tq_check "$n: the outcome is stale" tq_has "$n" "THAW-TEST: state: outcome=stale"
+    tq_check "$n: thaw status in the real system says why the image was dropped" \
+        tq_has "$n" "THAW-TEST: status: At boot, thaw resume: an image that could not be resumed safely was discarded"
+    tq_log "$n: $(grep -F 'thaw: not resuming' "$TQ_WORK/$n.log" | sed 's/.*thaw: //' | head -n1)"
+}
+
+# tq_disks_sum: the sha256 of this run's root and swap disks.
+tq_disks_sum() { cat "$TQ_WORK/root.img" "$TQ_WORK/swap.img" | sha256sum | cut -c1-64; }
+
+# tq_poweroff_boot NAME WHY [EXTRA-CMDLINE...]: one boot (step inspect) in which thaw must refuse
+# the image for WHY (fixed text, the start of the reason) under rd.thaw.mismatch=poweroff, the
+# default: it powers the VM off before anything is mounted, and the image, its ticket and the root
+# are left exactly as they were, so that a boot on the right machine still resumes it.
+tq_poweroff_boot() {
+    local n=$1 why=$2 before
+    shift 2
+    before=$(tq_disks_sum)
+    tq_boot_checked "$n" inspect "$TQ_WORK/key" "$@"
+    tq_check "$n: thaw refused the image and powered off: $why" \
+        grep -qF "thaw: not resuming the image on /dev/mapper/thaw-swap: $why" "$TQ_WORK/$n.log"
+    tq_check "$n: the line says powering off before anything is mounted, image kept" \
+        tq_has "$n" "; rd.thaw.mismatch=poweroff: powering off before anything is mounted, image kept: "
+    tq_check "$n: the kernel powered the VM off" tq_has "$n" "reboot: Power down"
+    tq_check "$n: no handoff" tq_lacks "$n" "thaw: resuming from"
+    tq_check "$n: the kernel never saw the image" tq_lacks "$n" "PM: hibernation: resume from hibernation"
+    tq_check "$n: the root was never mounted" tq_lacks "$n" "EXT4-fs (vda): mounted"
+    tq_check "$n: the real init never ran" tq_lacks "$n" "THAW-TEST: fresh boot"
+    tq_check "$n: the ticket was not superseded" tq_lacks "$n" "superseded by this boot"
+    tq_check "$n: nothing was written to the root or swap disk (sha256 before and after)" \
+        test "$before" = "$(tq_disks_sum)"
+    tq_check "$n: the ticket is still fresh" test "$(tq_ticket_get "$TQ_WORK/swap.img" state)" = fresh
+    tq_log "$n: $(grep -F 'thaw: not resuming' "$TQ_WORK/$n.log" | sed 's/.*thaw: //' | head -n1)"
 }
 
 tq_finish() {

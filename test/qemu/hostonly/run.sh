@@ -83,7 +83,7 @@ tq_check "hibernate: no rd.thaw.* argument on the kernel command line" \
     bash -c "! grep -F 'Kernel command line:' '$TQ_WORK/hibernate.log' | grep -q 'rd\.thaw'"
 tq_check "hibernate: the root came up from the mapping thaw opened" \
     tq_has hibernate "THAW-TEST: root: /dev/mapper/luks-$uuid / ext4 rw"
-tq_check "hibernate: the kernel wrote the image into the swap file" tq_has hibernate "PM: hibernation: Wrote"
+tq_check "hibernate: the image was written into the swap file" tq_image_written hibernate
 tq_sleep_boot_checked resume resume "$TQ_WORK/key"
 tq_check "resume: thaw handed the image at resume_offset=$offset to the kernel" \
     grep -qE "thaw: resuming from /dev/mapper/luks-$uuid \([0-9]+:[0-9]+, offset $offset\)" "$TQ_WORK/resume.log"

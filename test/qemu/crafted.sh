@@ -13,7 +13,7 @@
 # a run of the scenarios pays for them once.
 # Source after lib.sh, call after tq_prepare and tq_workdir.
 
-TQ_CRAFTS=(lz4 garbage loop plain flip)
+TQ_CRAFTS=(lz4 garbage loop plain flip uts)
 
 # Makes the cache entry in $1 ($TQ_WORK is $1 meanwhile, so the boots' logs stay there too).
 tq_crafted_build() {

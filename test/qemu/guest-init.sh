@@ -383,6 +383,9 @@ wr32() {
 #            clear, at the same place of the raw disk $craftraw (the evil-cipher-null attacker's image)
 #   flip     one bit of the first compressed chunk changed, thaw inspect --verify before and after
 #            (corrupt(); the verify scenario)
+#   uts      one byte of the image header page (swsusp_info) changed where nothing reads it (past
+#            the end of the domain name): no CRC32 covers that page and no check looks there, only
+#            the image's HMAC in its ticket (the tamper-mac scenario)
 # Then the header page's sum (see header_sum) as crafted, on the "crafted" line.
 craft() {
 	map=$(rd32 "$1" 4064)
@@ -402,6 +405,10 @@ craft() {
 			|| say "craft: copying the plain image to $craftraw failed"
 		;;
 	flip) corrupt "$1" ;;
+	uts)
+		info=$(rd32 "$1" $((map * 4096)))
+		printf '\125' | dd of="$1" bs=1 seek=$((info * 4096 + 385)) conv=notrunc 2> /dev/null
+		;;
 	*) say "craft: unknown kind $2" ;;
 	esac
 	sync

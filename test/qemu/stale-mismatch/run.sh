@@ -32,7 +32,13 @@ e820_image=$(sed -n 's/.*THAW-TEST: inspect:   e820 checksum:  image \([0-9a-f]*
     head -n1)
 tq_check "craft: thaw inspect read the image's e820 checksum (${e820_image:-none})" test -n "$e820_image"
 
-TQ_MEM=$mem tq_resume_boot resume
+# rd.thaw.verify=1 as well (verify's resume, in the same boot): the image as written verifies, its
+# CRC32 and its HMAC, and resumes with nothing lost.
+TQ_MEM=$mem tq_resume_boot resume rd.thaw.verify=1
+tq_check "resume: the verification names a matching CRC32 and the image's HMAC matching its ticket" \
+    grep -qE 'thaw: image verified in [0-9]+ ms: CRC32 [0-9a-f]{8} matches .*; HMAC-SHA256 of the whole image matches its ticket' \
+    "$TQ_WORK/resume.log"
+tq_log "boot verification: $(sed -n 's/.*thaw: \(image verified in [0-9]* ms: .*\)/\1/p' "$TQ_WORK/resume.log" | head -n1)"
 tq_check "resume: thaw's checks passed, e820 checksum $e820_image rebuilt as the kernel wrote it" \
     tq_has resume "e820 checksum $e820_image (as here)"
 tq_check "resume: the resumed system wrote files to its root" tq_has resume "THAW-TEST: wrote files: "

@@ -4,9 +4,9 @@
 # crafted image's "flip" copy has one byte of its first compressed chunk changed (by the crafting
 # boot, which ran thaw inspect --verify before and after: it accepts the image as written and finds
 # the change). A boot with rd.thaw.verify=1 refuses the changed image and keeps it; the boot goes
-# on, so it also supersedes the image's ticket: that copy is never resumable again. Then the image
-# as written (pristine, its ticket fresh) verifies and resumes with rd.thaw.verify=1, nothing lost
-# (so thaw's decompression and CRC32 agree with the kernel's).
+# on, so it also supersedes the image's ticket: that copy is never resumable again. The image as
+# written verifying and resuming with rd.thaw.verify=1 (thaw's decompression, CRC32 and the
+# image's HMAC agree with the image) is stale-mismatch's last boot, which resumes the same image.
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -40,12 +40,4 @@ tq_log "refused: $(grep -F 'thaw: not resuming' "$TQ_WORK/refused.log" | sed 's/
 tq_log "refused: $(grep -E 'thaw: image of .* superseded by this boot' "$TQ_WORK/refused.log" | sed 's/.*thaw: //' |
     head -n1)"
 
-# rd.thaw.verify=1 on the image as written: verified, resumed, nothing lost.
-tq_crafted_image pristine
-tq_resume_boot resume rd.thaw.verify=1
-tq_check "resume: the verification line names a matching CRC32" \
-    grep -qE 'thaw: image verified in [0-9]+ ms: CRC32 [0-9a-f]{8} matches' "$TQ_WORK/resume.log"
-verified=$(sed -n 's/.*thaw: \(image verified in [0-9]* ms: .*\)/\1/p' "$TQ_WORK/resume.log" | head -n1)
-tq_log "boot verification: ${verified:-none}"
-tq_log "the kernel's own load: $(grep -F 'PM: hibernation: Read' "$TQ_WORK/resume.log" | sed 's/.*PM: hibernation: //' | head -n1)"
 tq_finish

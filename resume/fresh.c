@@ -107,11 +107,20 @@ static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_r
                         continue;
                 }
                 what[0] = dev[0] = '\0';
-                r = fs_read ? fs_read(rec->uuid, rec->type, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
+                r = fs_read ? fs_read(rec, level, dev, sizeof(dev), &now, what, sizeof(what)) : -ENOSYS;
                 if (r == -ENOENT) {
                         add(skipped, sizeof(skipped), "%s %s (not found at boot)", rec->type, rec->uuid);
                         continue;
                 }
+                /*
+                 * Security: a copy of the disk beside it (a snapshot attached to the VM) could be the
+                 * one found; when copies differ, thaw cannot tell which one the image had mounted.
+                 */
+                if (r == -ENOTUNIQ)
+                        return verdict(FRESH_STALE, why, size, "image of %s: %s %s is on %s and on another device "
+                                       "that differs (%s): thaw cannot tell which one the image had mounted, and "
+                                       "resuming over the changed one would corrupt it", made, rec->type, rec->uuid,
+                                       dev, what);
                 /*
                  * Security: found but unreadable (a broken superblock or journal: damage, or an edit
                  * meant to turn "changed" into "not checked"): refused, not skipped.

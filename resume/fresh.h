@@ -17,11 +17,12 @@ enum fresh_verdict {
 };
 
 /*
- * The markers the file system with this UUID has now: dev gets the device it was found on.
- * -ENOENT if no device holds it now; other -errno (with why) if it cannot be read.
+ * The markers the file system recorded as rec (its UUID and type) has now: dev gets the device it was
+ * found on. -ENOENT if no device holds it now; -ENOTUNIQ (with why) if another device holds it too
+ * with markers other than rec's at level; other -errno (with why) if it cannot be read.
  */
-typedef int (*fresh_fs_read_fn)(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m,
-                                 char *why, size_t size);
+typedef int (*fresh_fs_read_fn)(const struct fsmark *rec, enum fsmark_level level, char *dev, size_t dsize,
+                                 struct fsmark *m, char *why, size_t size);
 
 struct image_info;
 struct imgverify;

@@ -4,6 +4,7 @@
 
 #include <blkid.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -150,27 +151,101 @@ int fsmark_read(const char *dev, struct fsmark *out, char *why, size_t size)
         return fsmark_read_as(dev, NULL, out, why, size);
 }
 
-int fsmark_read_as(const char *dev, const char *type, struct fsmark *out, char *why, size_t size)
+/* The markers of m's type (probed into m) on dev, into out. */
+static int read_markers(const char *dev, struct fsmark *m, struct fsmark *out, char *why, size_t size)
 {
-        struct fsmark m = { .known = false };
         struct fsmark_dev d;
         int r;
 
-        r = probe_type(dev, type, &m, why, size);
-        if (r < 0)
-                return r;
-        if (strcmp(m.type, "ext2") != 0 && strcmp(m.type, "ext3") != 0 && strcmp(m.type, "ext4") != 0 &&
-            strcmp(m.type, "btrfs") != 0) {
-                *out = m;
+        if (strcmp(m->type, "ext2") != 0 && strcmp(m->type, "ext3") != 0 && strcmp(m->type, "ext4") != 0 &&
+            strcmp(m->type, "btrfs") != 0) {
+                *out = *m;
                 return 0;
         }
         r = dev_open(dev, &d);
         if (r < 0)
                 return r;
-        r = m.type[0] == 'e' ? fsmark_ext_read(&d, &m, why, size) : btrfs_read(&d, &m, why, size);
+        r = m->type[0] == 'e' ? fsmark_ext_read(&d, m, why, size) : btrfs_read(&d, m, why, size);
         dev_close(&d);
         if (r == 0)
-                *out = m;
+                *out = *m;
+        return r;
+}
+
+int fsmark_read_as(const char *dev, const char *type, struct fsmark *out, char *why, size_t size)
+{
+        struct fsmark m = { .known = false };
+        int r;
+
+        r = probe_type(dev, type, &m, why, size);
+        return r < 0 ? r : read_markers(dev, &m, out, why, size);
+}
+
+/* The same device node, or the same image file. */
+static bool same_node(const struct stat *a, const struct stat *b)
+{
+        if (S_ISBLK(a->st_mode) && S_ISBLK(b->st_mode))
+                return a->st_rdev == b->st_rdev;
+        return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* A sysfs attribute of ROOT/sys/class/block/NAME as a number; -1 if it cannot be read. */
+static long long block_attr(const char *root, const char *name, const char *attr)
+{
+        char rel[PATH_MAX], text[64];
+        uint64_t v;
+
+        if (snprintf(rel, sizeof(rel), "/sys/class/block/%s/%s", name, attr) >= (int)sizeof(rel) ||
+            util_read_text_at(root, rel, text, sizeof(text)) < 0)
+                return -1;
+        util_rstrip(text);
+        return util_parse_u64(text, INT64_MAX, &v) < 0 ? -1 : (long long)v;
+}
+
+int fsmark_others(const char *root, const char *dev, const struct fsmark *m, enum fsmark_level level, char *why,
+                  size_t size)
+{
+        char dir[PATH_MAX], rel[PATH_MAX], path[PATH_MAX], what[FSMARK_WHY_MAX];
+        struct stat self, st;
+        struct dirent *e;
+        int r = 0;
+        DIR *d;
+
+        if (stat(dev, &self) < 0)
+                return -errno;
+        if (util_path(dir, sizeof(dir), root, "/sys/class/block") < 0)
+                return -ENAMETOOLONG;
+        d = opendir(dir);
+        if (!d)
+                return errno == ENOENT ? 0 : -errno;
+        while (r == 0 && (e = readdir(d))) {
+                struct fsmark probed = { .known = false }, other;
+
+                /*
+                 * Removable media (a CD drive, a card reader) can block a read for seconds and are not
+                 * where a system runs from; a device of size 0 holds nothing.
+                 */
+                if (e->d_name[0] == '.' || block_attr(root, e->d_name, "removable") == 1 ||
+                    block_attr(root, e->d_name, "size") <= 0)
+                        continue;
+                if (snprintf(rel, sizeof(rel), "/dev/%s", e->d_name) >= (int)sizeof(rel) ||
+                    util_path(path, sizeof(path), root, rel) < 0 || stat(path, &st) < 0 || same_node(&self, &st))
+                        continue;
+                /* Only the recorded type's prober: anything else there is not this file system. */
+                what[0] = '\0';
+                if (probe_type(path, m->type, &probed, what, sizeof(what)) < 0 || strcmp(probed.uuid, m->uuid) != 0)
+                        continue;
+                what[0] = '\0';
+                if (read_markers(path, &probed, &other, what, sizeof(what)) < 0) {
+                        snprintf(why, size, "%s carries it too, and its markers cannot be read (%s)", rel,
+                                 what[0] ? what : "read error");
+                        r = -ENOTUNIQ;
+                } else if (fsmark_compare(m, &other, level, what, sizeof(what)) != 0) {
+                        snprintf(why, size, "%s carries it too, with other markers (%s)", rel, what);
+                        r = -ENOTUNIQ;
+                }
+        }
+        closedir(d);
         return r;
 }
 

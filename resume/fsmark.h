@@ -93,3 +93,13 @@ int fsmark_mounts(const char *root, struct fsmark_list *out);
  * kernel lists, probed now: no cache file), into dev. -ENOENT if none does now.
  */
 int fsmark_find(const char *uuid, char *dev, size_t size);
+
+/*
+ * Every other block device under ROOT/sys/class/block (not removable, not empty) that holds m's
+ * type with m's UUID must show m's markers at level too: a copy of the disk attached beside it (a
+ * cloud snapshot, a clone) must not pass for the file system at dev. 0 if none differs; -ENOTUNIQ
+ * with why ("/dev/vdc carries it too, with other markers (mount count 6, recorded 7)") if one does
+ * or cannot be read; other -errno if dev cannot be stat'ed or the directory not read.
+ */
+int fsmark_others(const char *root, const char *dev, const struct fsmark *m, enum fsmark_level level, char *why,
+                  size_t size);

@@ -56,12 +56,14 @@ static int boot_ticket_key(const char *dev, struct secret **out)
         return r < 0 ? r : ticket_key_load(uuid, out);
 }
 
-static int boot_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
-                        size_t size)
+static int boot_fs_read(const struct fsmark *rec, enum fsmark_level level, char *dev, size_t dsize, struct fsmark *m,
+                        char *why, size_t size)
 {
-        int r = fsmark_find(uuid, dev, dsize);
+        int r = fsmark_find(rec->uuid, dev, dsize);
 
-        return r < 0 ? r : fsmark_read_as(dev, type, m, why, size);
+        if (r == 0)
+                r = fsmark_read_as(dev, rec->type, m, why, size);
+        return r < 0 ? r : fsmark_others("", dev, rec, level, why, size);
 }
 
 static int boot_counter(const char *root, const char *dev, const struct secret *key, enum tpm2_counter_op op,

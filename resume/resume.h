@@ -62,9 +62,9 @@ struct resume_ops {
         int (*ticket_read)(const char *dev, struct ticket *t, char *why, size_t size);
         int (*ticket_set_state)(const char *dev, enum ticket_state s, const char *why);
         int (*ticket_key)(const char *dev, struct secret **out);
-        /* The markers now of the file system with this UUID (fresh.h's fresh_fs_read_fn). */
-        int (*fs_read)(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
-                       size_t size);
+        /* The markers now of the file system recorded as rec (fresh.h's fresh_fs_read_fn). */
+        int (*fs_read)(const struct fsmark *rec, enum fsmark_level level, char *dev, size_t dsize, struct fsmark *m,
+                       char *why, size_t size);
         /* Power off now, nothing mounted (rd.thaw.mismatch=poweroff): returns only if it could not. */
         int (*poweroff)(const char *root);
         /*

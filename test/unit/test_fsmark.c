@@ -623,6 +623,70 @@ static void test_find_none(void **state)
         assert_string_equal(dev, "untouched");
 }
 
+/* ROOT/sys/class/block/NAME with its size and removable flag, and ROOT/dev/NAME a copy of img. */
+static void block_copy(const char *name, const char *size, const char *removable)
+{
+        char rel[128], dst[PATH_MAX];
+
+        snprintf(rel, sizeof(rel), "/sys/class/block/%s/size", name);
+        ft_puts(rel, size);
+        snprintf(rel, sizeof(rel), "/sys/class/block/%s/removable", name);
+        ft_puts(rel, removable);
+        snprintf(rel, sizeof(rel), "/dev/%s", name);
+        ft_abs(dst, sizeof(dst), rel);
+        ft_parents(rel);
+        assert_int_equal(run("rm -f '%s' && cp '%s' '%s'", dst, img, dst), 0);
+}
+
+static int others(const char *dev_rel, const struct fsmark *m, enum fsmark_level level, char *why, size_t size)
+{
+        char dev[PATH_MAX];
+
+        ft_abs(dev, sizeof(dev), dev_rel);
+        why[0] = '\0';
+        return fsmark_others(ft_root, dev, m, level, why, size);
+}
+
+/* Security: a copy of the disk beside it (a snapshot attached to the VM) must show the same markers. */
+static void test_others(void **state)
+{
+        char why[FSMARK_WHY_MAX], expect[FSMARK_WHY_MAX], path[PATH_MAX];
+        struct fsmark rec;
+
+        (void)state;
+        mkfs("mkfs.ext4 -q -F -b 4096");
+        rec = read_ok();
+        block_copy("vda", "131072\n", "0\n");
+        /* No other device: nothing to say. */
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), 0);
+        /* An identical copy (a snapshot taken while the image was on the swap): the same markers. */
+        block_copy("vdc", "131072\n", "0\n");
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), 0);
+        /* Another file system (another UUID) is no copy. */
+        mkfs("mkfs.ext4 -q -F -b 4096");
+        block_copy("vdd", "131072\n", "0\n");
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), 0);
+        /* The copy was mounted since: refused, naming it and the marker, from either side. */
+        ft_abs(path, sizeof(path), "/dev/vdc");
+        assert_int_equal(run("tune2fs -C %u '%s'", rec.mnt_count + 3, path), 0);
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), -ENOTUNIQ);
+        snprintf(expect, sizeof(expect), "/dev/vdc carries it too, with other markers (mount count %u, recorded %u)",
+                 rec.mnt_count + 3, rec.mnt_count);
+        assert_string_equal(why, expect);
+        /* From the copy's side, the original matches what was recorded: nothing to say. */
+        assert_int_equal(others("/dev/vdc", &rec, FSMARK_ALL, why, sizeof(why)), 0);
+        /* Even where only the mount count is trusted (the kernel wrote the image). */
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_MOUNT, why, sizeof(why)), -ENOTUNIQ);
+        /* A removable medium or an empty device is not read. */
+        ft_puts("/sys/class/block/vdc/removable", "1\n");
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), 0);
+        ft_puts("/sys/class/block/vdc/removable", "0\n");
+        ft_puts("/sys/class/block/vdc/size", "0\n");
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), 0);
+        ft_puts("/sys/class/block/vdc/size", "131072\n");
+        assert_int_equal(others("/dev/vda", &rec, FSMARK_ALL, why, sizeof(why)), -ENOTUNIQ);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -640,6 +704,7 @@ int main(void)
                 cmocka_unit_test(test_compare_names),
                 cmocka_unit_test(test_mounts),
                 cmocka_unit_test(test_find_none),
+                cmocka_unit_test(test_others),
         };
 
         if (run("command -v mkfs.ext4 && command -v debugfs && command -v dumpe2fs && command -v tune2fs") != 0) {

@@ -1360,6 +1360,7 @@ static struct {
         char set_why[64];
         int fs_changed;               /* the root's mount count went up since the ticket */
         int fs_missing;               /* the root cannot be found at boot */
+        int fs_copy;                  /* another device carries the root's UUID, with other markers */
 } tk;
 
 static const uint8_t tk_key[TICKET_KEY_SIZE] = { 7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
@@ -1400,15 +1401,19 @@ static int fake_ticket_set_state(const char *dev, enum ticket_state st, const ch
         return 0;
 }
 
-static int fake_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m, char *why,
-                        size_t size)
+static int fake_fs_read(const struct fsmark *rec, enum fsmark_level level, char *dev, size_t dsize, struct fsmark *m,
+                        char *why, size_t size)
 {
-        assert_string_equal(type, "ext4");
-        (void)why;
-        (void)size;
-        assert_string_equal(uuid, tk.t.fs[0].uuid);
+        assert_string_equal(rec->type, "ext4");
+        assert_string_equal(rec->uuid, tk.t.fs[0].uuid);
+        assert_int_equal(level, tk.t.writer == TICKET_WRITER_THAW ? FSMARK_ALL : FSMARK_MOUNT);
         if (tk.fs_missing)
                 return -ENOENT;
+        if (tk.fs_copy) {
+                snprintf(dev, dsize, "/dev/vda");
+                snprintf(why, size, "/dev/vdc carries it too, with other markers (mount count 6, recorded 5)");
+                return -ENOTUNIQ;
+        }
         snprintf(dev, dsize, "/dev/vda");
         *m = tk.t.fs[0];
         if (tk.fs_changed)
@@ -1525,11 +1530,25 @@ static void test_ticket_stale(void **state)
         stale_case(&ops, "its ticket does not verify");
 }
 
-static int failing_fs_read(const char *uuid, const char *type, char *dev, size_t dsize, struct fsmark *m,
-                           char *why, size_t size)
+/* Security: a copy of the root attached beside it, with other markers: refused, whichever one udev named. */
+static void test_ticket_fs_copy(void **state)
 {
-        (void)uuid;
-        (void)type;
+        struct resume_ops ops = ticket_ops();
+
+        (void)state;
+        ticket_fixture();
+        tk.fs_copy = 1;
+        stale_case(&ops, "ext4 0f6c3e0a-1d2b-4c5d-8e9f-a0b1c2d3e4f5 is on /dev/vda and on another device that "
+                         "differs (/dev/vdc carries it too, with other markers (mount count 6, recorded 5)): thaw "
+                         "cannot tell which one the image had mounted");
+        assert_int_equal(tk.t.state, TICKET_SUPERSEDED);
+}
+
+static int failing_fs_read(const struct fsmark *rec, enum fsmark_level level, char *dev, size_t dsize,
+                           struct fsmark *m, char *why, size_t size)
+{
+        (void)rec;
+        (void)level;
         (void)m;
         snprintf(dev, dsize, "/dev/vda");
         snprintf(why, size, "journal block 9 has no valid header");
@@ -1929,6 +1948,7 @@ int main(void)
                 T(test_ticket_fresh_consumed_before_handoff),
                 T(test_ticket_stale),
                 T(test_ticket_fs_missing),
+                T(test_ticket_fs_copy),
                 T(test_ticket_image_head),
                 T(test_ticket_fs_unreadable),
                 T(test_ticket_kernel_writer),

@@ -5,6 +5,9 @@
 # copy is put back: its ticket is authentic and still says fresh (the resume marked only the disk it
 # resumed from as consumed), but the root's markers have moved on since it was made. thaw must refuse
 # it with the file system that changed and how, hand nothing over, and let the boot go on. No TPM.
+# The host also kept a copy of the root from the same moment (a snapshot of both disks), attached
+# beside the real root at the replay: it shows the markers the ticket recorded, and must not pass for
+# the root, whichever of the two udev names for the UUID.
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -15,6 +18,7 @@ tq_prepare
 tq_workdir replay-after-resume
 tq_crafted_image pristine
 cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap.copy"
+cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.copy"
 
 # The crafted image's hibernating boot had thaw.after=write: the resumed system writes and syncs files.
 tq_resume_boot resume
@@ -24,8 +28,13 @@ tq_check "resume: the resumed disk's ticket says consumed" \
 tq_check "the copy's ticket still says fresh" test "$(tq_ticket_get "$TQ_WORK/swap.copy" state)" = fresh
 
 mv "$TQ_WORK/swap.copy" "$TQ_WORK/swap.img"
+TQ_QEMU_EXTRA=(-drive "file=$TQ_WORK/root.copy,if=virtio,format=raw,readonly=on")
 tq_boot_checked replay inspect "$TQ_WORK/key"
-tq_stale replay "image of $TQ_DATE_RE is older than its file systems: ext4 [0-9a-f-]+ on /dev/vda changed since it was \
-made \((mount count|mount time|write time|kbytes written|journal commit sequence) [0-9]+, recorded [0-9]+\): resuming it \
-would corrupt it"
+TQ_QEMU_EXTRA=()
+tq_check "replay: the root's copy is attached as /dev/vdc" tq_has replay "[vdc] 524288 512-byte logical blocks"
+marker='(mount count|mount time|write time|kbytes written|journal commit sequence) [0-9]+, recorded [0-9]+'
+tq_stale replay "image of $TQ_DATE_RE (is older than its file systems: ext4 [0-9a-f-]+ on /dev/vda changed since it \
+was made \($marker\): resuming it would corrupt it|: ext4 [0-9a-f-]+ is on /dev/vdc and on another device that differs \
+\(/dev/vda carries it too, with other markers \($marker\)\): thaw cannot tell which one the image had mounted, and \
+resuming over the changed one would corrupt it)"
 tq_finish

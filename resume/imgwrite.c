@@ -7,11 +7,14 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/aio_abi.h>
 #include <lzo/lzo1x.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE IMGWRITE_PAGE
@@ -19,15 +22,31 @@
 #define INFO_PAGES_OFF 424         /* swsusp_info.pages: stream pages, this one included */
 #define CHUNK_PAGES 32             /* LZO_UNC_PAGES */
 #define CHUNK_MAX (8 + IMGVERIFY_CMP_MAX) /* length field and the worst compressed size */
-#define RUN_PAGES 256              /* consecutive blocks written in one pwrite: 1 MiB */
+#define RUN_PAGES 256              /* consecutive blocks written in one request: 1 MiB */
+#define RUNS 4                     /* requests in flight while the next run is compressed */
+
+/* One run of consecutive blocks, and its request while the disk has it. */
+struct run {
+        uint8_t *buf;              /* RUN_PAGES pages, page-aligned (O_DIRECT) */
+        uint64_t start;
+        size_t n;
+        bool busy;                 /* submitted, not yet complete */
+        struct iocb cb;
+};
 
 struct writer {
         int fd;
         const struct imgwrite_alloc *alloc;
         struct imgwrite_result *out;
-        uint8_t *run;              /* RUN_PAGES pages, page-aligned (O_DIRECT) */
-        uint64_t run_start;
-        size_t run_n;
+        /*
+         * Linux AIO (no helper threads: the rest of user space is frozen while this runs): the disk
+         * and dm-crypt write one run while this thread compresses, checksums and MACs the next.
+         * aio 0: io_setup failed, runs are written with pwrite one at a time.
+         */
+        aio_context_t aio;
+        struct run runs[RUNS];
+        struct run *run;           /* the one being filled */
+        size_t next;               /* index of the next run to fill */
         uint8_t *map;              /* the swap-map page being filled */
         uint64_t map_block;
         size_t map_n;
@@ -59,18 +78,102 @@ static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
         return 0;
 }
 
+static uint64_t now_ns(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int run_failed(struct writer *w, const struct run *run, int r)
+{
+        return fail(w->out, r, "cannot write blocks %" PRIu64 "-%" PRIu64 ": %s", run->start, run->start + run->n - 1,
+                    strerror(-r));
+}
+
+/* Wait for one submitted run to complete (the oldest or any: each is checked on its own). */
+static int reap_one(struct writer *w)
+{
+        struct io_event ev;
+        uint64_t t0 = now_ns();
+        struct run *run;
+        long n;
+
+        do
+                n = syscall(SYS_io_getevents, w->aio, 1, 1, &ev, NULL);
+        while (n < 0 && errno == EINTR);
+        w->out->wait_ns += now_ns() - t0;
+        if (n != 1)
+                return fail(w->out, n < 0 ? -errno : -EIO, "cannot wait for the image's writes: %s",
+                            n < 0 ? strerror(errno) : "no completion");
+        run = (struct run *)(uintptr_t)ev.data;
+        run->busy = false;
+        /* A block device with O_DIRECT writes all of it or fails: a short write is an error too. */
+        if (ev.res < 0 || (uint64_t)ev.res != run->n * PAGE)
+                return run_failed(w, run, ev.res < 0 ? (int)ev.res : -EIO);
+        w->out->blocks += run->n;
+        run->n = 0;
+        return 0;
+}
+
+/* Every submitted run complete; the first failure is what is said. */
+static int reap_all(struct writer *w)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < RUNS; i++)
+                while (w->runs[i].busy) {
+                        int e = reap_one(w);
+
+                        if (r == 0)
+                                r = e;
+                }
+        return r;
+}
+
+/* Send the run being filled to the disk and take the next free one. */
 static int flush_run(struct writer *w)
 {
+        struct run *run = w->run;
+        struct iocb *cbs[1];
+        long n;
         int r;
 
-        if (w->run_n == 0)
+        if (run->n == 0)
                 return 0;
-        r = pwrite_all(w->fd, w->run, w->run_n * PAGE, w->run_start * PAGE);
-        if (r < 0)
-                return fail(w->out, r, "cannot write blocks %" PRIu64 "-%" PRIu64 ": %s", w->run_start,
-                            w->run_start + w->run_n - 1, strerror(-r));
-        w->out->blocks += w->run_n;
-        w->run_n = 0;
+        if (!w->aio) {
+                uint64_t t0 = now_ns();
+
+                r = pwrite_all(w->fd, run->buf, run->n * PAGE, run->start * PAGE);
+                w->out->wait_ns += now_ns() - t0;
+                if (r < 0)
+                        return run_failed(w, run, r);
+                w->out->blocks += run->n;
+                run->n = 0;
+                return 0;
+        }
+        memset(&run->cb, 0, sizeof(run->cb));
+        run->cb.aio_data = (uint64_t)(uintptr_t)run;
+        run->cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+        run->cb.aio_fildes = (uint32_t)w->fd;
+        run->cb.aio_buf = (uint64_t)(uintptr_t)run->buf;
+        run->cb.aio_nbytes = run->n * PAGE;
+        run->cb.aio_offset = (int64_t)(run->start * PAGE);
+        cbs[0] = &run->cb;
+        do
+                n = syscall(SYS_io_submit, w->aio, 1, cbs);
+        while (n < 0 && errno == EINTR);
+        if (n != 1)
+                return run_failed(w, run, n < 0 ? -errno : -EIO);
+        run->busy = true;
+        w->run = &w->runs[w->next];
+        w->next = (w->next + 1) % RUNS;
+        while (w->run->busy) {
+                r = reap_one(w);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -79,16 +182,26 @@ static int put_block(struct writer *w, uint64_t block, const uint8_t *page)
 {
         int r;
 
-        if (w->run_n > 0 && (block != w->run_start + w->run_n || w->run_n == RUN_PAGES)) {
+        if (w->run->n > 0 && (block != w->run->start + w->run->n || w->run->n == RUN_PAGES)) {
                 r = flush_run(w);
                 if (r < 0)
                         return r;
         }
-        if (w->run_n == 0)
-                w->run_start = block;
-        memcpy(w->run + w->run_n * PAGE, page, PAGE);
-        w->run_n++;
+        if (w->run->n == 0)
+                w->run->start = block;
+        memcpy(w->run->buf + w->run->n * PAGE, page, PAGE);
+        w->run->n++;
         return 0;
+}
+
+/* Blocks queued or submitted, not yet complete. */
+static uint64_t in_flight(const struct writer *w)
+{
+        uint64_t n = 0;
+
+        for (size_t i = 0; i < RUNS; i++)
+                n += w->runs[i].n;
+        return n;
 }
 
 static int alloc_block(struct writer *w, uint64_t *block)
@@ -97,7 +210,7 @@ static int alloc_block(struct writer *w, uint64_t *block)
 
         if (r == -ENOSPC)
                 return fail(w->out, r, "the swap device is full after %" PRIu64 " blocks of the image",
-                            w->out->blocks + w->run_n);
+                            w->out->blocks + in_flight(w));
         if (r < 0)
                 return fail(w->out, r, "cannot allocate a swap block: %s", strerror(-r));
         if (*block == 0)
@@ -202,6 +315,8 @@ static int stream(struct writer *w, const struct imgwrite_source *src, uint8_t *
         r = put_block(w, w->map_block, w->map);
         if (r == 0)
                 r = flush_run(w);
+        if (r == 0)
+                r = reap_all(w);
         if (r == 0 && fdatasync(w->fd) < 0)
                 r = fail(w->out, -errno, "cannot flush the image to the device: %s", strerror(errno));
         return r;
@@ -219,8 +334,17 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
         if (lzo_init() != LZO_E_OK)
                 return fail(out, -EIO, "liblzo2 did not initialise");
         /* Page-aligned: the device is opened with O_DIRECT, around the page cache. */
-        if (posix_memalign((void **)&w.run, PAGE, RUN_PAGES * PAGE) != 0 ||
-            posix_memalign((void **)&w.map, PAGE, PAGE) != 0 ||
+        for (size_t i = 0; i < RUNS; i++)
+                if (posix_memalign((void **)&w.runs[i].buf, PAGE, RUN_PAGES * PAGE) != 0) {
+                        fail(out, r, "out of memory");
+                        goto out;
+                }
+        w.run = &w.runs[0];
+        w.next = 1;
+        /* No AIO (a kernel without it, aio-max-nr reached): one synchronous write at a time. */
+        if (syscall(SYS_io_setup, RUNS, &w.aio) < 0)
+                w.aio = 0;
+        if (posix_memalign((void **)&w.map, PAGE, PAGE) != 0 ||
             posix_memalign((void **)&unc, PAGE, CHUNK_PAGES * PAGE) != 0 ||
             posix_memalign((void **)&cmp, PAGE, (CHUNK_MAX + PAGE - 1) / PAGE * PAGE) != 0 ||
             !(wrk = malloc(LZO1X_1_MEM_COMPRESS))) {
@@ -229,8 +353,18 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
         }
         memset(w.map, 0, PAGE);
         r = stream(&w, src, unc, cmp, wrk);
+        /* After a failure, no buffer is freed under a write the disk still has; the first reason stays. */
+        if (w.aio) {
+                char why[sizeof(out->why)];
+
+                memcpy(why, out->why, sizeof(why));
+                reap_all(&w);
+                memcpy(out->why, why, sizeof(why));
+                syscall(SYS_io_destroy, w.aio);
+        }
 out:
-        free(w.run);
+        for (size_t i = 0; i < RUNS; i++)
+                free(w.runs[i].buf);
         free(w.map);
         free(unc);
         free(cmp);

@@ -32,13 +32,15 @@ struct imgwrite_result {
         uint64_t chunks;     /* compressed chunks */
         uint64_t first_map;  /* block of the first swap-map page: the header's image field */
         uint32_t crc;        /* the kernel's CRC32 over the uncompressed chunks */
+        uint64_t wait_ns;    /* time spent waiting for the disk (for the writer's line) */
         char why[256];       /* for people, when it fails */
 };
 
 /*
  * Write the whole stream to fd (the swap's block device, or a file in tests): the first stream
  * page (swsusp_info) as it is, the rest LZO-compressed as Linux writes it, the map pages, then
- * fdatasync. Consecutive blocks are written together. The header page is not touched: the image is
+ * fdatasync. Consecutive blocks are written together, up to 4 MiB of them in flight (Linux AIO,
+ * so the disk writes while the next pages are compressed). The header page is not touched: the image is
  * not there for the kernel until imgwrite_header(). Returns 0, or -errno with out->why said.
  */
 int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgwrite_alloc *alloc,

@@ -7,6 +7,7 @@
  * with the CRC32 computed here bit by bit.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -323,10 +324,53 @@ static void test_errors(void **state)
         close(fd);
 }
 
+/*
+ * The disk refuses a write: at submission (a descriptor open for reading only), or when the write
+ * completes (a device that ends early: a sealed memfd cannot grow). An error naming the blocks, the
+ * header untouched, whichever run of the ones in flight fails.
+ */
+static void test_write_errors(void **state)
+{
+        struct src s = { 0, PAGES };
+        struct alloc a = { 1, DEV_PAGES };
+        struct imgwrite_source src = { read_page, &s };
+        struct imgwrite_alloc al = { alloc_block, &a };
+        struct imgwrite_result res;
+        struct image_info in;
+        char path[64];
+        int fd = swap_fd(), ro;
+
+        (void)state;
+        fill_stream();
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        ro = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(ro >= 0);
+        assert_int_equal(imgwrite_stream(ro, &src, &al, &res), -EBADF);
+        if (!strstr(res.why, "cannot write blocks 2-96: Bad file descriptor"))
+                fail_msg("%s", res.why);
+        close(ro);
+
+        close(fd);
+        fd = memfd_create("short", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, 40 * 4096), 0);
+        assert_int_equal(pwrite(fd, "SWAPSPACE2", 10, 4086), 10);
+        assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_GROW), 0);
+        s.next = 0;
+        a.next = 1;
+        assert_int_equal(imgwrite_stream(fd, &src, &al, &res), -EIO);
+        assert_non_null(strstr(res.why, "cannot write blocks "));
+        assert_non_null(strstr(res.why, ": Input/output error")); /* short: past the end */
+        assert_int_equal(image_read_fd(fd, 0, &in), 0);
+        assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+        close(fd);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_roundtrip),   cmocka_unit_test(test_hw_sig),
+                cmocka_unit_test(test_write_errors),
                 cmocka_unit_test(test_full),        cmocka_unit_test(test_short_stream),
                 cmocka_unit_test(test_header_needs_swap), cmocka_unit_test(test_offset),
                 cmocka_unit_test(test_errors),

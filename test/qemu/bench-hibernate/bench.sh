@@ -1,9 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# make bench-hibernate: does `thaw hibernate --reclaim` or --image-size 0 shorten the hibernation?
+# make bench-hibernate: does `thaw hibernate --reclaim` or --image-size 0 shorten the hibernation,
+# and what do thaw's own writer and its image HMAC cost against the kernel's writer?
 # Side by side in one run, interleaved per round: the same guest (1 GiB RAM, a workload of 600 MiB)
-# hibernates with thaw hibernate's defaults, with --reclaim, and with --image-size 0, each on a
-# fresh swap disk, then resumes. Per variant: seconds from the command to power-off (host clock),
+# hibernates with the kernel writing the image (thaw hibernate --writer kernel), with --reclaim,
+# with --image-size 0, and with thaw's writer (the default where /dev/snapshot exists, which also
+# computes the image's HMAC for its ticket), each on a fresh swap disk, then resumes.
+# BENCH_VARIANTS= picks some of "kernel reclaim image0 thaw". Per variant: seconds from the command to power-off (host clock),
 # the frozen part (guest clock, "hibernation entry" to power-down), the image written, the kernel's
 # read time at resume and the resume boot's time until the hibernated system runs again. Table to
 # stdout and to $B/bench-hibernate.txt. Not part of make test: about 6 minutes a round under TCG.
@@ -15,10 +18,11 @@ export TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-1800}
 . "$here/../lib.sh"
 ROUNDS=${BENCH_ROUNDS:-1}
 OUT=${BENCH_OUT:-$TQ_REPO/build/bench-hibernate.txt}
-variants=(default reclaim image0)
-# --writer kernel: this measures the kernel's own write (its "Wrote ... kbytes in" line); thaw's
-# writer, the default where /dev/snapshot exists, logs its own.
-declare -A hibargs=([default]="--writer,kernel" [reclaim]="--writer,kernel,--reclaim" [image0]="--writer,kernel,--image-size,0")
+read -r -a variants <<< "${BENCH_VARIANTS:-kernel reclaim image0 thaw}"
+# The kernel's writer logs "Wrote N kbytes in S seconds"; thaw's its own line, with the share of the
+# image's HMAC in its time.
+declare -A hibargs=([kernel]="--writer,kernel" [reclaim]="--writer,kernel,--reclaim" [image0]="--writer,kernel,--image-size,0"
+    [thaw]="--writer,thaw")
 
 # ptime NAME TEXT: the guest clock (printk seconds) of the first line containing TEXT.
 ptime() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed -n 's/.*| \[ *\([0-9.]*\)\].*/\1/p'; }
@@ -34,17 +38,28 @@ for ((r = 1; r <= ROUNDS; r++)); do
         truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
         h=hib-$v-$r u=res-$v-$r
         tq_sleep_boot_checked "$h" hibernate "$TQ_WORK/key" "thaw.hibargs=${hibargs[$v]}"
-        tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
         hib_total=$TQ_BOOT_SECONDS
+        if [[ $v == thaw ]]; then
+            tq_check "$h: thaw wrote the image, timing its HMAC" \
+                grep -qE 'thaw: wrote the image .* in [0-9.]+ s \(waiting for the disk [0-9.]+ s, the image.s HMAC [0-9.]+ s\)' "$TQ_WORK/$h.log"
+            kb=$(( $(grep -m1 -oE 'thaw: wrote the image .* blocks \([0-9]+ MiB' "$TQ_WORK/$h.log" | grep -oE '[0-9]+$') * 1024 ))
+            ws=$(kfield "$h" 'thaw: wrote the image .*CRC32 [0-9a-f]+, in')
+            mac=$(kfield "$h" "thaw: wrote the image .*the image.s HMAC")
+            e=$(ptime "$h" "Freezing user space processes")
+        else
+            tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
+            kb=$(kfield "$h" 'PM: hibernation: Wrote') ws=$(kfield "$h" 'PM: hibernation: Wrote [0-9]+ kbytes in') mac=0
+            e=$(ptime "$h" "PM: hibernation: hibernation entry")
+        fi
         tq_resume_boot "$u"
         t_cmd=$(tq_time "$h" "THAW-TEST: hibernating")
-        e=$(ptime "$h" "PM: hibernation: hibernation entry") p=$(ptime "$h" "reboot: Power down")
-        rows+=("$(printf '%s %s %s %s %s %s %s %s %s' "$v" "$r" \
+        p=$(ptime "$h" "reboot: Power down")
+        rows+=("$(printf '%s %s %s %s %s %s %s %s %s %s' "$v" "$r" \
             "$(awk -v a="$hib_total" -v b="$t_cmd" 'BEGIN { printf "%.1f", a - b }')" \
             "$(awk -v a="$p" -v b="$e" 'BEGIN { printf "%.1f", a - b }')" \
-            "$(kfield "$h" 'PM: hibernation: Wrote')" "$(kfield "$h" 'PM: hibernation: Wrote [0-9]+ kbytes in')" \
+            "$kb" "$ws" \
             "$(kfield "$u" 'PM: hibernation: Read [0-9]+ kbytes in')" "$(tq_time "$u" "THAW-TEST: hibernate exit")" \
-            "$(kfield "$h" 'thaw: reclaimed part of [0-9]+ MiB in')")")
+            "$(kfield "$h" 'thaw: reclaimed part of [0-9]+ MiB in')" "$mac")")
     done
 done
 
@@ -57,22 +72,27 @@ mkdir -p "$(dirname "$OUT")"
     printf '%s\n' "${rows[@]}" | awk '
         function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
             return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-        { v = $1; n[v]++; k = n[v]; cmd[v, k] = $3; fr[v, k] = $4; kb[v, k] = $5; ws[v, k] = $6; rs[v, k] = $7; up[v, k] = $8; rc[v, k] = ($9 == "" ? 0 : $9)
+        { v = $1; n[v]++; k = n[v]; cmd[v, k] = $3; fr[v, k] = $4; kb[v, k] = $5; ws[v, k] = $6; rs[v, k] = $7; up[v, k] = $8; rc[v, k] = ($9 == "" ? 0 : $9); mc[v, k] = $10
           if (!(v in seen)) { seen[v] = 1; order[++nv] = v } }
         END {
-            printf "%-9s %13s %11s %10s %9s %9s %12s %10s\n", "variant", "cmd->off s", "frozen s", "image MiB", "write s", "read s", "resumed at s", "reclaim s"
+            printf "%-9s %13s %11s %10s %9s %9s %9s %12s %10s\n", "variant", "cmd->off s", "frozen s", "image MiB", "write s", "HMAC s", "read s", "resumed at s", "reclaim s"
             for (i = 1; i <= nv; i++) { v = order[i]; m = n[v]
                 for (f = 1; f <= 8; f++) { delete x
-                    for (k = 1; k <= m; k++) x[k] = (f == 1 ? cmd[v, k] : f == 2 ? fr[v, k] : f == 3 ? kb[v, k] / 1024 : f == 4 ? ws[v, k] : f == 5 ? rs[v, k] : f == 6 ? up[v, k] : rc[v, k])
+                    for (k = 1; k <= m; k++) x[k] = (f == 1 ? cmd[v, k] : f == 2 ? fr[v, k] : f == 3 ? kb[v, k] / 1024 : f == 4 ? ws[v, k] : f == 5 ? rs[v, k] : f == 6 ? up[v, k] : f == 7 ? rc[v, k] : mc[v, k])
                     val[v, f] = med(x, m) }
-                printf "%-9s %13.1f %11.1f %10.0f %9.2f %9.2f %12.1f %10.1f\n", v, val[v, 1], val[v, 2], val[v, 3], val[v, 4], val[v, 5], val[v, 6], val[v, 7] }
+                # the HMAC share of each round'"'"'s own write, then its median
+                delete x; for (k = 1; k <= m; k++) x[k] = (ws[v, k] > 0 ? mc[v, k] / ws[v, k] : 0); share[v] = med(x, m)
+                printf "%-9s %13.1f %11.1f %10.0f %9.2f %9.2f %9.2f %12.1f %10.1f\n", v, val[v, 1], val[v, 2], val[v, 3], val[v, 4], val[v, 8], val[v, 5], val[v, 6], val[v, 7] }
             print ""
-            for (i = 2; i <= nv; i++) { v = order[i]
-                printf "%s vs default: command to power-off %.2fx, frozen part %.2fx, image %.2fx, resume boot until running %.2fx (below 1: shorter)\n",
-                    v, val[v, 1] / val["default", 1], val[v, 2] / val["default", 2], val[v, 3] / val["default", 3], val[v, 6] / val["default", 6] } }'
+            if (("kernel", 1) in val) for (i = 1; i <= nv; i++) { v = order[i]; if (v == "kernel") continue
+                printf "%s vs kernel: command to power-off %.2fx, frozen part %.2fx, image %.2fx, write %.2fx, resume boot until running %.2fx (below 1: shorter)\n",
+                    v, val[v, 1] / val["kernel", 1], val[v, 2] / val["kernel", 2], val[v, 3] / val["kernel", 3], val[v, 4] / val["kernel", 4], val[v, 6] / val["kernel", 6] }
+            if ("thaw" in seen)
+                printf "thaw writer: the image HMAC took %.1f%% of its write time (median of the rounds; write = the whole stream, ticket and mark, flushed)\n", 100 * share["thaw"] }'
     echo
     echo "cmd->off: host seconds from the guest's 'hibernating' line to QEMU's exit; frozen: guest clock from"
-    echo "'hibernation entry' to power-down (freezing, shrinking memory, the image copy and write);"
+    echo "'hibernation entry' (thaw's writer: 'Freezing user space processes') to power-down (freezing,"
+    echo "shrinking memory, the image copy and write); HMAC: the part of thaw's write spent in the image's HMAC;"
     echo "resumed at: seconds from the resume boot's QEMU start until the hibernated system runs again."
 } | tee "$OUT"
 tq_finish

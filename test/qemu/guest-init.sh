@@ -530,8 +530,9 @@ hibernate)
 	live_tables
 	start_workload "$mib"
 	say "hibernating"
+	# thaw.hibenv=A=1,B=2: its environment (make bench-hibernate's THAW_BENCH_NO_IMAGE_HMAC).
 	# shellcheck disable=SC2046 # the options are separate words
-	thaw hibernate --mode shutdown $(arg thaw.hibargs | tr ',' ' ')
+	env $(arg thaw.hibenv | tr ',' ' ') thaw hibernate --mode shutdown $(arg thaw.hibargs | tr ',' ' ')
 	# Reached only after a resume (or when hibernation failed).
 	say "hibernate exit $?"
 	after_resume "$(arg thaw.after)"

@@ -51,11 +51,18 @@ tq_fetch_kernel() {
         TQ_KVER=$(cat "$TQ_CACHE/kernel/.done")
         return 0
     fi
-    tq_log "downloading Debian's linux-image-amd64 (not installing it)"
-    meta=$(tq_apt_download linux-image-amd64) || tq_die "apt-get download linux-image-amd64 failed"
-    # The meta package depends on the real, versioned image package.
-    real=$(dpkg-deb -f "$meta" Depends | tr ',|' '\n' | awk '{print $1}' | grep -m1 '^linux-image-[0-9]')
-    [[ -n $real ]] || tq_die "cannot find the kernel package in $(basename "$meta")'s Depends"
+    # TQ_KERNEL_PKG: one versioned package instead (linux-image-6.1.0-50-amd64), to compare guest
+    # kernels; use a TQ_CACHE of its own, as the kernel is cached by the first one unpacked.
+    if [[ -n ${TQ_KERNEL_PKG:-} ]]; then
+        real=$TQ_KERNEL_PKG
+        tq_log "downloading Debian's $real (TQ_KERNEL_PKG; not installing it)"
+    else
+        tq_log "downloading Debian's linux-image-amd64 (not installing it)"
+        meta=$(tq_apt_download linux-image-amd64) || tq_die "apt-get download linux-image-amd64 failed"
+        # The meta package depends on the real, versioned image package.
+        real=$(dpkg-deb -f "$meta" Depends | tr ',|' '\n' | awk '{print $1}' | grep -m1 '^linux-image-[0-9]')
+        [[ -n $real ]] || tq_die "cannot find the kernel package in $(basename "$meta")'s Depends"
+    fi
     deb=$(tq_apt_download "$real") || tq_die "apt-get download $real failed"
     rm -rf "$TQ_CACHE/kernel"
     mkdir -p "$TQ_CACHE/kernel"

@@ -6,7 +6,9 @@
 # hibernates with the kernel writing the image (thaw hibernate --writer kernel), with --reclaim,
 # with --image-size 0, and with thaw's writer (the default where /dev/snapshot exists, which also
 # computes the image's HMAC for its ticket), each on a fresh swap disk, then resumes.
-# BENCH_VARIANTS= picks some of "kernel reclaim image0 thaw". Per variant: seconds from the command to power-off (host clock),
+# "thaw-nomac" is thaw's writer without the image's HMAC (THAW_BENCH_NO_IMAGE_HMAC, for this
+# benchmark only): the two side by side give what the HMAC adds to the write.
+# BENCH_VARIANTS= picks some of "kernel reclaim image0 thaw thaw-nomac". Per variant: seconds from the command to power-off (host clock),
 # the frozen part (guest clock, "hibernation entry" to power-down), the image written, the kernel's
 # read time at resume and the resume boot's time until the hibernated system runs again. Table to
 # stdout and to $B/bench-hibernate.txt. Not part of make test: about 6 minutes a round under TCG.
@@ -18,11 +20,12 @@ export TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-1800}
 . "$here/../lib.sh"
 ROUNDS=${BENCH_ROUNDS:-1}
 OUT=${BENCH_OUT:-$TQ_REPO/build/bench-hibernate.txt}
-read -r -a variants <<< "${BENCH_VARIANTS:-kernel reclaim image0 thaw}"
+read -r -a variants <<< "${BENCH_VARIANTS:-kernel reclaim image0 thaw thaw-nomac}"
 # The kernel's writer logs "Wrote N kbytes in S seconds"; thaw's its own line, with the share of the
 # image's HMAC in its time.
 declare -A hibargs=([kernel]="--writer,kernel" [reclaim]="--writer,kernel,--reclaim" [image0]="--writer,kernel,--image-size,0"
-    [thaw]="--writer,thaw")
+    [thaw]="--writer,thaw" [thaw-nomac]="--writer,thaw")
+declare -A hibenv=([thaw-nomac]="THAW_BENCH_NO_IMAGE_HMAC=1")
 
 # ptime NAME TEXT: the guest clock (printk seconds) of the first line containing TEXT.
 ptime() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed -n 's/.*| \[ *\([0-9.]*\)\].*/\1/p'; }
@@ -37,14 +40,21 @@ for ((r = 1; r <= ROUNDS; r++)); do
         truncate -s 0 "$TQ_WORK/swap.img"
         truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
         h=hib-$v-$r u=res-$v-$r
-        tq_sleep_boot_checked "$h" hibernate "$TQ_WORK/key" "thaw.hibargs=${hibargs[$v]}"
+        tq_sleep_boot_checked "$h" hibernate "$TQ_WORK/key" "thaw.hibargs=${hibargs[$v]}" \
+            ${hibenv[$v]:+"thaw.hibenv=${hibenv[$v]}"}
         hib_total=$TQ_BOOT_SECONDS
-        if [[ $v == thaw ]]; then
-            tq_check "$h: thaw wrote the image, timing its HMAC" \
-                grep -qE 'thaw: wrote the image .* in [0-9.]+ s \(waiting for the disk [0-9.]+ s, the image.s HMAC [0-9.]+ s\)' "$TQ_WORK/$h.log"
-            kb=$(( $(grep -m1 -oE 'thaw: wrote the image .* blocks \([0-9]+ MiB' "$TQ_WORK/$h.log" | grep -oE '[0-9]+$') * 1024 ))
+        if [[ $v == thaw* ]]; then
+            if [[ $v == thaw ]]; then
+                tq_check "$h: thaw wrote the image, timing its HMAC" grep -qE \
+                    'thaw: wrote the image .* in [0-9.]+ s \(waiting for the disk [0-9.]+ s, the image.s HMAC [0-9.]+ s\)' "$TQ_WORK/$h.log"
+            else
+                tq_check "$h: thaw wrote the image, without its HMAC" grep -qE \
+                    'thaw: wrote the image .* in [0-9.]+ s \(waiting for the disk [0-9.]+ s\), flushed' "$TQ_WORK/$h.log"
+            fi
+            kb=$(( $(grep -m1 -oE 'thaw: wrote the image .* blocks \([0-9]+ MiB' "$TQ_WORK/$h.log" | grep -oE '[0-9]+ MiB$' | grep -oE '^[0-9]+') * 1024 ))
             ws=$(kfield "$h" 'thaw: wrote the image .*CRC32 [0-9a-f]+, in')
             mac=$(kfield "$h" "thaw: wrote the image .*the image.s HMAC")
+            mac=${mac:-0}
             e=$(ptime "$h" "Freezing user space processes")
         else
             tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
@@ -88,7 +98,10 @@ mkdir -p "$(dirname "$OUT")"
                 printf "%s vs kernel: command to power-off %.2fx, frozen part %.2fx, image %.2fx, write %.2fx, resume boot until running %.2fx (below 1: shorter)\n",
                     v, val[v, 1] / val["kernel", 1], val[v, 2] / val["kernel", 2], val[v, 3] / val["kernel", 3], val[v, 4] / val["kernel", 4], val[v, 6] / val["kernel", 6] }
             if ("thaw" in seen)
-                printf "thaw writer: the image HMAC took %.1f%% of its write time (median of the rounds; write = the whole stream, ticket and mark, flushed)\n", 100 * share["thaw"] }'
+                printf "thaw writer: the image HMAC took %.1f%% of its write time (median of the rounds; write = the whole stream, ticket and mark, flushed)\n", 100 * share["thaw"]
+            if (("thaw", 1) in val && ("thaw-nomac", 1) in val)
+                printf "thaw writer: with the image HMAC the write took %.2fx as long as without it (medians %.2f s and %.2f s): the HMAC adds %.1f%%\n",
+                    val["thaw", 4] / val["thaw-nomac", 4], val["thaw", 4], val["thaw-nomac", 4], 100 * (val["thaw", 4] / val["thaw-nomac", 4] - 1) }'
     echo
     echo "cmd->off: host seconds from the guest's 'hibernating' line to QEMU's exit; frozen: guest clock from"
     echo "'hibernation entry' (thaw's writer: 'Freezing user space processes') to power-down (freezing,"

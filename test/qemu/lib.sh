@@ -545,7 +545,7 @@ tq_boot_checked() {
     # Only a soft lockup is retried here (disks put back; further drives of TQ_QEMU_EXTRA are not).
     while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_soft_lockup_in "$TQ_WORK/$1.log"; do
         try=$((try + 1))
-        tq_log "RETRY: boot $1 hung in a soft lockup ($(grep -m1 -o 'RIP: 0010:[^ ]*' "$TQ_WORK/$1.log" | tr -d '\r')); its log is $1.hung$try.log; disks put back as before it, once more"
+        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks put back as before it, once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
         for disk in root swap; do
             cp --sparse=always "$TQ_WORK/$disk.img.pre" "$TQ_WORK/$disk.img"
@@ -580,10 +580,29 @@ TQ_HANG_RETRIES=${TQ_HANG_RETRIES:-3}
 # tq_soft_lockup_in LOG: the kernel reported a soft lockup.
 tq_soft_lockup_in() { grep -qF 'watchdog: BUG: soft lockup' "$1"; }
 
+# With thaw's writer (/dev/snapshot) there is no "hibernation entry": a boot silent at the kernel's
+# own steps of the snapshot (console suspend, CPUs offline) before thaw wrote anything. A silence
+# anywhere else in thaw's write is not the kernel's, and is not retried.
 tq_kernel_hung() {
     tq_soft_lockup_in "$TQ_WORK/$1.log" ||
     { tq_has "$1" "PM: hibernation: hibernation entry" && ! tq_image_written "$1"; } ||
+    { tq_has "$1" "thaw: hibernating to" && ! tq_image_written "$1" &&
+        tail -n 1 "$TQ_WORK/$1.log" | grep -qE 'Suspending console\(s\)|Disabling non-boot CPUs'; } ||
         { tq_has "$1" "PM: hibernation: resume from hibernation" && tq_lacks "$1" "Restarting tasks"; }
+}
+
+# tq_hang_signature NAME: what the hung boot's log shows, for the RETRY line and the scenario's
+# result: a soft lockup and where, or the silence and its last line; "after thaw's handoff" when
+# thaw had handed an image to the kernel (a fault of thaw's there would look the same).
+tq_hang_signature() {
+    local log=$TQ_WORK/$1.log last where=""
+    if tq_soft_lockup_in "$log"; then
+        echo "a soft lockup at $(grep -m1 -o 'RIP: 0010:[^ ]*' "$log" | tr -d '\r')"
+        return
+    fi
+    last=$(tail -n 1 "$log" | sed 's/^ *[0-9.]*| *//; s/^\[ *[0-9.]*\] //' | cut -c1-80)
+    tq_has "$1" "thaw: resuming from" && where=" after thaw's handoff"
+    echo "silent${where} at '$last'"
 }
 
 tq_sleep_boot_checked() {
@@ -594,7 +613,7 @@ tq_sleep_boot_checked() {
     tq_boot "$@" || rc=$?
     while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_kernel_hung "$1"; do
         try=$((try + 1))
-        tq_log "RETRY: boot $1 hung ($(tq_soft_lockup_in "$TQ_WORK/$1.log" && echo "a soft lockup" || echo "inside the kernel's hibernation or resume")); its log is $1.hung$try.log; disks put back as before it, once more"
+        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks put back as before it, once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
         for disk in root swap; do
             cp --sparse=always "$TQ_WORK/$disk.img.pre" "$TQ_WORK/$disk.img"

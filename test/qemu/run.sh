@@ -46,24 +46,35 @@ tq_log "prepared in $(tq_since "$t0") s"
 kernel_line=$(tq_kernel_report)
 tq_log "$kernel_line"
 
-passed=0 failed=0 skipped=0 i=0
+passed=0 failed=0 skipped=0 i=0 retries=0 retried=()
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 for n in "${names[@]}"; do
     i=$((i + 1))
     s0=$EPOCHREALTIME
-    "$here/$n/run.sh" 2>&1 | tap_comment
+    "$here/$n/run.sh" 2>&1 | tee "$out" | tap_comment
     rc=${PIPESTATUS[0]}
     secs=$(tq_since "$s0")
+    # Every boot retried after a hang is said in the scenario's result, with what it showed.
+    hung=$(grep -F 'RETRY: boot ' "$out" | sed 's/.*RETRY: boot \([^ ]*\) hung: \(.*\); its log is.*/\1: \2/')
+    note=""
+    if [[ -n $hung ]]; then
+        k=$(grep -c . <<< "$hung")
+        retries=$((retries + k))
+        retried+=("$n")
+        note="; $k boot(s) hung and were retried: $(paste -sd';' <<< "$hung" | tr -d "#")"
+    fi
     if ((rc == 0)); then
-        echo "ok $i - $n (${secs} s)"
+        echo "ok $i - $n (${secs} s${note})"
         passed=$((passed + 1))
     elif ((rc == TQ_SKIP)); then
         echo "ok $i - $n # SKIP"
         skipped=$((skipped + 1))
     else
-        echo "not ok $i - $n (${secs} s, exit $rc)"
+        echo "not ok $i - $n (${secs} s, exit $rc${note})"
         failed=$((failed + 1))
     fi
 done
-tq_log "total $(tq_since "$t0") s, $skipped skipped; $kernel_line"
+tq_log "total $(tq_since "$t0") s, $skipped skipped, $retries hung boot(s) retried${retried[*]:+ (in ${retried[*]})}; $kernel_line"
 echo "$passed passed, $failed failed"
 ((failed == 0))

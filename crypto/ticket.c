@@ -224,6 +224,7 @@ int ticket_key_load(const char *luks_uuid, struct secret **out)
 struct ticket_mac {
         EVP_MAC *mac;
         EVP_MAC_CTX *ctx;
+        uint8_t nonce[TICKET_MAC_NONCE];
 };
 
 void ticket_mac_free(struct ticket_mac *m)
@@ -235,30 +236,57 @@ void ticket_mac_free(struct ticket_mac *m)
         free(m);
 }
 
-int ticket_mac_begin(const struct secret *key, struct ticket_mac **out)
+/*
+ * Poly1305 under the image's one-time key, HMAC-SHA256(ticket key, "thaw-image-mac-v1" || nonce):
+ * a fresh random nonce for every image, so no Poly1305 key ever authenticates two images.
+ */
+static int mac_begin(const struct secret *key, const uint8_t nonce[TICKET_MAC_NONCE], struct ticket_mac **out)
 {
-        OSSL_PARAM params[2];
+        static const char label[] = "thaw-image-mac-v1";
+        uint8_t in[sizeof(label) - 1 + TICKET_MAC_NONCE], pk[32];
         struct ticket_mac *m;
+        size_t n = 0;
+        int r = -EIO;
 
         if (!key || key->len != TICKET_KEY_SIZE || !out)
                 return -EINVAL;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+        memcpy(m->nonce, nonce, TICKET_MAC_NONCE);
+        memcpy(in, label, sizeof(label) - 1);
+        memcpy(in + sizeof(label) - 1, nonce, TICKET_MAC_NONCE);
+        m->mac = EVP_MAC_fetch(NULL, "POLY1305", NULL);
         m->ctx = m->mac ? EVP_MAC_CTX_new(m->mac) : NULL;
-        if (!m->ctx) {
+        if (!m->ctx)
+                r = -ENOMEM;
+        else if (EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key->data, key->len, in, sizeof(in), pk, sizeof(pk),
+                           &n) && n == sizeof(pk) && EVP_MAC_init(m->ctx, pk, sizeof(pk), NULL) == 1)
+                r = 0;
+        OPENSSL_cleanse(pk, sizeof(pk));
+        if (r < 0) {
                 ticket_mac_free(m);
-                return -ENOMEM;
-        }
-        params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
-        params[1] = OSSL_PARAM_construct_end();
-        if (EVP_MAC_init(m->ctx, key->data, key->len, params) != 1) {
-                ticket_mac_free(m);
-                return -EIO;
+                return r;
         }
         *out = m;
         return 0;
+}
+
+int ticket_mac_begin(const struct secret *key, struct ticket_mac **out)
+{
+        uint8_t nonce[TICKET_MAC_NONCE];
+        ssize_t got = getrandom(nonce, sizeof(nonce), 0);
+
+        if (got < 0)
+                return -errno;
+        if ((size_t)got != sizeof(nonce))
+                return -EIO;
+        return mac_begin(key, nonce, out);
+}
+
+int ticket_mac_begin_check(const struct secret *key, const uint8_t held[TICKET_MAC_SIZE], struct ticket_mac **out)
+{
+        return held ? mac_begin(key, held, out) : -EINVAL;
 }
 
 int ticket_mac_update(struct ticket_mac *m, const void *data, size_t len)
@@ -277,7 +305,9 @@ int ticket_mac_end(struct ticket_mac *m, uint8_t out[TICKET_MAC_SIZE])
                 ticket_mac_free(m);
                 return -EINVAL;
         }
-        r = EVP_MAC_final(m->ctx, out, &n, TICKET_MAC_SIZE) == 1 && n == TICKET_MAC_SIZE ? 0 : -EIO;
+        memcpy(out, m->nonce, TICKET_MAC_NONCE);
+        r = EVP_MAC_final(m->ctx, out + TICKET_MAC_NONCE, &n, TICKET_MAC_SIZE - TICKET_MAC_NONCE) == 1 &&
+            n == TICKET_MAC_SIZE - TICKET_MAC_NONCE ? 0 : -EIO;
         ticket_mac_free(m);
         return r;
 }
@@ -381,24 +411,19 @@ static void put_ticket(struct enc *e, const struct ticket *t)
 
 static int compute(const struct ticket *t, const struct secret *key, uint8_t out[TICKET_MAC_SIZE])
 {
-        struct ticket_mac *m = NULL;
         struct enc e = { .n = 0 };
-        int r;
+        size_t n = 0;
 
         if (!t || t->n_fs > TICKET_FS_MAX || !ticket_writer_name(t->writer))
                 return -EINVAL;
         put_ticket(&e, t);
         if (e.bad)
                 return -EINVAL;
-        r = ticket_mac_begin(key, &m);
-        if (r < 0)
-                return r;
-        r = ticket_mac_update(m, e.b, e.n);
-        if (r < 0) {
-                ticket_mac_free(m);
-                return r;
-        }
-        return ticket_mac_end(m, out);
+        if (!key || key->len != TICKET_KEY_SIZE)
+                return -EINVAL;
+        /* The ticket's own seal: HMAC-SHA256 under the ticket key over the canonical encoding. */
+        return EVP_Q_mac(NULL, "HMAC", NULL, "SHA256", NULL, key->data, key->len, e.b, e.n, out, TICKET_MAC_SIZE, &n) &&
+               n == TICKET_MAC_SIZE ? 0 : -EIO;
 }
 
 int ticket_seal(struct ticket *t, const struct secret *key)

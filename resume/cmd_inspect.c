@@ -32,8 +32,8 @@ static void usage(FILE *f)
                    "  --json       print JSON instead of text\n"
                    "  --verify     also decompress every chunk and check the image's CRC32, as the\n"
                    "               kernel's loader will (reads the whole image); on an open mapping\n"
-                   "               whose device has an image ticket with the image's HMAC (thaw's\n"
-                   "               writer), and its key in root's keyring, that HMAC too\n"
+                   "               whose device has an image ticket with the image's MAC (thaw's\n"
+                   "               writer), and its key in root's keyring, that MAC too\n"
                    "  --root DIR   prefix for /proc and /sys (tests)\n"
                    "  -h, --help   show this help\n");
 }
@@ -77,7 +77,7 @@ static void print_text(const char *dev, uint64_t offset, const struct image_info
 
 /*
  * The ticket of the LUKS2 device behind the mapping dev (/dev/mapper/NAME) and its key from root's
- * keyring, for the image's HMAC: 1 with both, 0 (note says why) if there is none to check.
+ * keyring, for the image's MAC: 1 with both, 0 (note says why) if there is none to check.
  */
 static int ticket_of(const char *dev, struct ticket *t, struct secret **key, char *note, size_t size)
 {
@@ -89,7 +89,7 @@ static int ticket_of(const char *dev, struct ticket *t, struct secret **key, cha
             !t->has_image_mac)
                 return 0;
         if (luks_uuid(luks, uuid, sizeof(uuid)) < 0 || ticket_key_load(uuid, key) < 0) {
-                snprintf(note, size, "; its ticket's HMAC not checked (no ticket key of %.160s in root's keyring)",
+                snprintf(note, size, "; the image's MAC in its ticket not checked (no ticket key of %.160s in root's keyring)",
                          luks);
                 return 0;
         }

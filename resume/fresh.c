@@ -37,7 +37,7 @@ int fresh_verify_image(const char *path, const struct image_info *img, const str
         int r = 0;
 
         if (t && t->has_image_mac && key)
-                r = ticket_mac_begin(key, &mac);
+                r = ticket_mac_begin_check(key, t->image_mac, &mac);
         if (r == 0)
                 r = imgverify_hooked(path, img, mac ? mac_hook : NULL, mac, v);
         if (r == 0 && v->result == IMGVERIFY_OK && mac) {
@@ -46,12 +46,12 @@ int fresh_verify_image(const char *path, const struct image_info *img, const str
                 /* Security: any changed, moved or replayed sector of the image changes it. */
                 if (r == 0 && CRYPTO_memcmp(got, t->image_mac, sizeof(got)) != 0) {
                         v->result = IMGVERIFY_CRC;
-                        snprintf(v->why, sizeof(v->why), "it does not match the HMAC its ticket holds (a sector "
+                        snprintf(v->why, sizeof(v->why), "it does not match the MAC its ticket holds (a sector "
                                  "changed, moved or replayed)");
                 } else if (r == 0) {
                         size_t n = strlen(v->why);
 
-                        snprintf(v->why + n, sizeof(v->why) - n, "; HMAC-SHA256 of the whole image matches its "
+                        snprintf(v->why + n, sizeof(v->why) - n, "; the MAC of the whole image matches its "
                                  "ticket");
                 }
         }

@@ -28,8 +28,8 @@ struct image_info;
 struct imgverify;
 
 /*
- * imgverify() of the image on path, and with key and a ticket that holds the image's HMAC, that
- * HMAC over the stream as well: v->result IMGVERIFY_CRC, with why, if it differs; v->why says it
+ * imgverify() of the image on path, and with key and a ticket that holds the image's MAC, that
+ * MAC over the stream as well: v->result IMGVERIFY_CRC, with why, if it differs; v->why says it
  * matched otherwise. 0 or -errno as imgverify().
  */
 int fresh_verify_image(const char *path, const struct image_info *img, const struct ticket *t,

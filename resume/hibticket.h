@@ -32,7 +32,7 @@ int hibticket_prepare(const char *root, const char *name, struct hibticket *h, c
 
 /* What thaw's writer knows of the image it wrote, for its ticket. */
 struct hibticket_image {
-        const uint8_t *mac;     /* the HMAC of the stream (TICKET_MAC_SIZE bytes), NULL if none */
+        const uint8_t *mac;     /* the MAC of the stream (TICKET_MAC_SIZE bytes: nonce and tag), NULL if none */
         uint32_t crc32;         /* the header's CRC32, first swap-map block, stream pages */
         uint64_t first_map, pages;
 };

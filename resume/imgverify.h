@@ -35,7 +35,7 @@ int imgverify(const char *path, const struct image_info *img, struct imgverify *
 
 /*
  * The same, giving hook the image stream as the kernel's snapshot device gave it to the writer: the
- * swsusp_info page, then every payload page, uncompressed, in order (the image's HMAC is over it).
+ * swsusp_info page, then every payload page, uncompressed, in order (the image's MAC is over it).
  * A hook's failure stops the verification with -EIO.
  */
 typedef int (*imgverify_hook)(void *ctx, const void *data, size_t len);

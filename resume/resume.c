@@ -567,7 +567,7 @@ static int verify(const struct resume_ctx *c, const char *dev, const char *mappe
         struct imgverify v;
         int r = 0;
 
-        /* The ticket passed: its key is there (a ticket without an HMAC needs none). */
+        /* The ticket passed: its key is there (a ticket without an image MAC needs none). */
         if (t && t->has_image_mac && c->ops->ticket_key)
                 r = c->ops->ticket_key(dev, &key);
         if (r == 0)

@@ -21,11 +21,11 @@ struct snapshot_target {
         bool reboot;            /* reboot instead of powering off after writing */
         bool hw_sig;            /* store the ACPI hardware signature (acpi_sleep=s4_hwsig) */
         uint32_t hw_sig_value;
-        /* NULL, or the HMAC of the image stream (ticket.h), fed each page as the kernel gives it; taken: freed */
+        /* NULL, or the MAC of the image stream (ticket.h), fed each page as the kernel gives it; taken: freed */
         struct ticket_mac *mac;
         /*
          * NULL, or called once the stream is written and flushed, before the header marks it, with
-         * the stream's HMAC (NULL without mac): the image's ticket. Runs frozen. Its failure
+         * the stream's MAC (NULL without mac): the image's ticket. Runs frozen. Its failure
          * leaves no image: the header is not marked and the system keeps running.
          */
         int (*seal)(void *ctx, const uint8_t *image_mac, const struct imgwrite_result *img, char *why, size_t size);

@@ -32,8 +32,12 @@
  * by hand in Python (hmac, hashlib). The volume key is the bytes 0..63.
  */
 static const char hkdf_expect[] = "e4f98ec3619dcfbe17683afd864a4ac874da78a74f526e3d835f6b267284a034";
-/* HMAC-SHA256 under that key of "abc" 1000 times (Python hmac). */
-static const char stream_expect[] = "9918512d6437346637fa542c3f7eda87c0adb990b2701b242abf4f09aa721bfc";
+/*
+ * The image MAC under that key of "abc" 1000 times with the nonce 00 01 .. 0f: the nonce, then
+ * Poly1305 under HMAC-SHA256(key, "thaw-image-mac-v1" || nonce). Computed by two paths: `openssl mac`
+ * (HMAC, then POLY1305) and RFC 8439's Poly1305 by hand in Python.
+ */
+static const char stream_expect[] = "000102030405060708090a0b0c0d0e0fde6c0a259201e09b6d678c72d8c88ff5";
 /*
  * The MAC of sample() under that key, over the canonical encoding as Python built it: text as u32
  * length + bytes, integers little-endian (u64 time, u32/u64 markers), u8 flags. It pins the
@@ -140,13 +144,15 @@ static void test_hkdf_known_answer(void **state)
 static void test_mac_stream(void **state)
 {
         struct ticket_mac *m = NULL;
-        uint8_t out[TICKET_MAC_SIZE];
+        uint8_t out[TICKET_MAC_SIZE], held[TICKET_MAC_SIZE];
         char got[65], text[3000];
 
         (void)state;
         for (int i = 0; i < 1000; i++)
                 memcpy(text + 3 * i, "abc", 3);
-        assert_int_equal(ticket_mac_begin(key, &m), 0);
+        for (int i = 0; i < TICKET_MAC_SIZE; i++)
+                held[i] = i < TICKET_MAC_NONCE ? (uint8_t)i : 0xee; /* the tag part is not read */
+        assert_int_equal(ticket_mac_begin_check(key, held, &m), 0);
         /* Fed in uneven pieces, as pages and their tails are. */
         assert_int_equal(ticket_mac_update(m, text, 1), 0);
         assert_int_equal(ticket_mac_update(m, text + 1, 0), 0);
@@ -155,6 +161,22 @@ static void test_mac_stream(void **state)
         assert_int_equal(ticket_mac_end(m, out), 0);
         hex(out, sizeof(out), got);
         assert_string_equal(got, stream_expect);
+
+        /* Writing: a new random nonce each time, so no one-time key authenticates two images. */
+        assert_int_equal(ticket_mac_begin(key, &m), 0);
+        assert_int_equal(ticket_mac_update(m, text, sizeof(text)), 0);
+        assert_int_equal(ticket_mac_end(m, out), 0);
+        assert_int_equal(ticket_mac_begin(key, &m), 0);
+        assert_int_equal(ticket_mac_update(m, text, sizeof(text)), 0);
+        assert_int_equal(ticket_mac_end(m, held), 0);
+        assert_memory_not_equal(out, held, TICKET_MAC_NONCE);
+        assert_memory_not_equal(out + TICKET_MAC_NONCE, held + TICKET_MAC_NONCE, TICKET_MAC_SIZE - TICKET_MAC_NONCE);
+        /* Checking takes the nonce from what the ticket holds: the same value again. */
+        assert_int_equal(ticket_mac_begin_check(key, out, &m), 0);
+        assert_int_equal(ticket_mac_update(m, text, sizeof(text)), 0);
+        assert_int_equal(ticket_mac_end(m, held), 0);
+        assert_memory_equal(out, held, TICKET_MAC_SIZE);
+        assert_int_equal(ticket_mac_begin_check(key, NULL, &m), -EINVAL);
 
         assert_int_equal(ticket_mac_begin(key, &m), 0);
         ticket_mac_free(m); /* abandoned midway: freed, nothing leaks (ASan) */

@@ -33,10 +33,10 @@ e820_image=$(sed -n 's/.*THAW-TEST: inspect:   e820 checksum:  image \([0-9a-f]*
 tq_check "craft: thaw inspect read the image's e820 checksum (${e820_image:-none})" test -n "$e820_image"
 
 # rd.thaw.verify=1 as well (verify's resume, in the same boot): the image as written verifies, its
-# CRC32 and its HMAC, and resumes with nothing lost.
+# CRC32 and its MAC, and resumes with nothing lost.
 TQ_MEM=$mem tq_resume_boot resume rd.thaw.verify=1
-tq_check "resume: the verification names a matching CRC32 and the image's HMAC matching its ticket" \
-    grep -qE 'thaw: image verified in [0-9]+ ms: CRC32 [0-9a-f]{8} matches .*; HMAC-SHA256 of the whole image matches its ticket' \
+tq_check "resume: the verification names a matching CRC32 and the image's MAC matching its ticket" \
+    grep -qE 'thaw: image verified in [0-9]+ ms: CRC32 [0-9a-f]{8} matches .*; the MAC of the whole image matches its ticket' \
     "$TQ_WORK/resume.log"
 tq_log "boot verification: $(sed -n 's/.*thaw: \(image verified in [0-9]* ms: .*\)/\1/p' "$TQ_WORK/resume.log" | head -n1)"
 tq_check "resume: thaw's checks passed, e820 checksum $e820_image rebuilt as the kernel wrote it" \

@@ -4,9 +4,9 @@
 # other check looks: past the end of the domain name in the image header page (swsusp_info), which
 # no CRC32 covers and neither thaw's checks nor the kernel's read (the crafted "uts" copy, changed
 # through the mapping with the key, as the least an attacker's ciphertext edit could do). With
-# rd.thaw.verify=1 the HMAC of the whole image, in its ticket, refuses it: nothing handed over.
+# rd.thaw.verify=1 the MAC of the whole image, in its ticket, refuses it: nothing handed over.
 # Then the same copy, put back as it was, without rd.thaw.verify=1: the kernel resumes it, so the
-# HMAC was the one check that saw the change (the limit README states).
+# MAC was the one check that saw the change (the limit README states).
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -22,8 +22,8 @@ cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap.uts"
 cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.uts"
 
 tq_boot_checked tampered inspect "$TQ_WORK/key" rd.thaw.verify=1
-tq_refused tampered "image data is damaged: it does not match the HMAC its ticket holds (a sector changed, moved or replayed)"
-tq_check "tampered: the ticket itself verified (only the image's HMAC differs)" \
+tq_refused tampered "image data is damaged: it does not match the MAC its ticket holds (a sector changed, moved or replayed)"
+tq_check "tampered: the ticket itself verified (only the image's MAC differs)" \
     tq_has tampered "thaw: image ticket verified in "
 
 # The control: the same copy, ticket fresh again (as the crafting left it), no rd.thaw.verify=1.

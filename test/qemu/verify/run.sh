@@ -6,7 +6,7 @@
 # the change). A boot with rd.thaw.verify=1 refuses the changed image and keeps it; the boot goes
 # on, so it also supersedes the image's ticket: that copy is never resumable again. The image as
 # written verifying and resuming with rd.thaw.verify=1 (thaw's decompression, CRC32 and the
-# image's HMAC agree with the image) is stale-mismatch's last boot, which resumes the same image.
+# image's MAC agree with the image) is stale-mismatch's last boot, which resumes the same image.
 set -u
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"

@@ -4,5 +4,7 @@
 #include <stdint.h>
 
 int64_t clock_now_ms(void);
+/* The same clock in nanoseconds, for timing short steps (the writer's line). */
+uint64_t clock_now_ns(void);
 /* Sleep ms milliseconds, resuming after signals; nothing if ms <= 0. */
 void clock_sleep_ms(int64_t ms);

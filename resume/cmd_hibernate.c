@@ -264,13 +264,13 @@ static enum cmd_status hibernate_thaw(const char *root, const char *mode, const 
         t.hw_sig = a->s4_hwsig && m.have_facs && m.facs_sig != 0;
         t.hw_sig_value = m.facs_sig;
         /*
-         * THAW_BENCH_NO_IMAGE_HMAC: make bench-hibernate's baseline, to measure what the HMAC adds to
-         * the write. The ticket then holds no image HMAC, as with the kernel's writer.
+         * THAW_BENCH_NO_IMAGE_MAC: make bench-hibernate's baseline, to measure what the MAC adds to
+         * the write. The ticket then holds no image MAC, as with the kernel's writer.
          */
-        if (ticket && !secure_getenv("THAW_BENCH_NO_IMAGE_HMAC")) {
+        if (ticket && !secure_getenv("THAW_BENCH_NO_IMAGE_MAC")) {
                 r = ticket_mac_begin(ticket->key, &t.mac);
                 if (r < 0) {
-                        log_msg(LOG_ERR, "cannot start the image's HMAC (%s): not hibernating", strerror(-r));
+                        log_msg(LOG_ERR, "cannot start the image's MAC (%s): not hibernating", strerror(-r));
                         return CMD_FAILED;
                 }
         }

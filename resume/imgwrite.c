@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "imgwrite.h"
 #include "bytes.h"
+#include "clock.h"
 #include "image.h"
 #include "imgverify.h"
 #include "swsusp.h"
@@ -14,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PAGE IMGWRITE_PAGE
@@ -78,14 +78,6 @@ static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
         return 0;
 }
 
-static uint64_t now_ns(void)
-{
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 static int run_failed(struct writer *w, const struct run *run, int r)
 {
         return fail(w->out, r, "cannot write blocks %" PRIu64 "-%" PRIu64 ": %s", run->start, run->start + run->n - 1,
@@ -96,14 +88,14 @@ static int run_failed(struct writer *w, const struct run *run, int r)
 static int reap_one(struct writer *w)
 {
         struct io_event ev;
-        uint64_t t0 = now_ns();
+        uint64_t t0 = clock_now_ns();
         struct run *run;
         long n;
 
         do
                 n = syscall(SYS_io_getevents, w->aio, 1, 1, &ev, NULL);
         while (n < 0 && errno == EINTR);
-        w->out->wait_ns += now_ns() - t0;
+        w->out->wait_ns += clock_now_ns() - t0;
         if (n != 1)
                 return fail(w->out, n < 0 ? -errno : -EIO, "cannot wait for the image's writes: %s",
                             n < 0 ? strerror(errno) : "no completion");
@@ -143,10 +135,10 @@ static int flush_run(struct writer *w)
         if (run->n == 0)
                 return 0;
         if (!w->aio) {
-                uint64_t t0 = now_ns();
+                uint64_t t0 = clock_now_ns();
 
                 r = pwrite_all(w->fd, run->buf, run->n * PAGE, run->start * PAGE);
-                w->out->wait_ns += now_ns() - t0;
+                w->out->wait_ns += clock_now_ns() - t0;
                 if (r < 0)
                         return run_failed(w, run, r);
                 w->out->blocks += run->n;

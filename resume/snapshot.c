@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "snapshot.h"
+#include "clock.h"
 #include "imgwrite.h"
 #include "ticket.h"
 #include "util.h"
@@ -17,22 +18,13 @@
 #include <sys/mman.h>
 #include <sys/reboot.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 struct snap {
         int fd;
         struct ticket_mac *mac;
-        uint64_t mac_ns; /* time spent in the image's HMAC, for the writer's line */
+        uint64_t mac_ns; /* time spent in the image's MAC, for the writer's line */
 };
-
-static uint64_t now_ns(void)
-{
-        struct timespec t;
-
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static int read_page(void *ctx, uint8_t *page)
 {
@@ -49,11 +41,11 @@ static int read_page(void *ctx, uint8_t *page)
         if (n != IMGWRITE_PAGE)
                 return -EIO;
         if (s->mac) {
-                uint64_t t0 = now_ns();
+                uint64_t t0 = clock_now_ns();
 
                 if (ticket_mac_update(s->mac, page, IMGWRITE_PAGE) < 0)
                         return -EIO;
-                s->mac_ns += now_ns() - t0;
+                s->mac_ns += clock_now_ns() - t0;
         }
         return 1;
 }
@@ -97,14 +89,6 @@ static void kmsg(int fd, const char *fmt, ...)
         (void)!write(fd, line, strlen(line));
 }
 
-static double seconds_since(const struct timespec *t0)
-{
-        struct timespec t1;
-
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 /*
  * The image is marked and could not be unmarked: the system must not go on past it (the next boot
  * would resume the old state over what came after). As the kernel's power_down() does when the
@@ -133,20 +117,19 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         uint8_t mac[TICKET_MAC_SIZE];
         char seal_why[512];
         char mac_note[64] = "";
-        struct timespec t0;
+        uint64_t t0 = clock_now_ns();
         bool tried;
         int r;
 
-        clock_gettime(CLOCK_MONOTONIC, &t0);
         r = imgwrite_stream(dev, &src, &alloc, &res);
         if (r < 0)
                 return say(why, size, r, "writing the image failed: %s", res.why);
         if (s->mac) {
                 r = ticket_mac_end(s->mac, mac);
                 s->mac = NULL;
-                snprintf(mac_note, sizeof(mac_note), ", the image's HMAC %.2f s", (double)s->mac_ns / 1e9);
+                snprintf(mac_note, sizeof(mac_note), ", the image's MAC %.2f s", (double)s->mac_ns / 1e9);
                 if (r < 0)
-                        return say(why, size, r, "cannot finish the image's HMAC: %s", strerror(-r));
+                        return say(why, size, r, "cannot finish the image's MAC: %s", strerror(-r));
         }
         /* The ticket before the mark: an image is never there for the kernel without it. */
         if (t->seal) {
@@ -167,7 +150,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         }
         kmsg(kmsg_fd, "wrote the image to %s: %" PRIu64 " pages in %" PRIu64 " blocks (%" PRIu64
              " MiB), CRC32 %08" PRIx32 ", in %.2f s (waiting for the disk %.2f s%s), flushed; powering off\n", t->dev,
-             res.pages, res.blocks, res.blocks * IMGWRITE_PAGE >> 20, res.crc, seconds_since(&t0),
+             res.pages, res.blocks, res.blocks * IMGWRITE_PAGE >> 20, res.crc, (double)(clock_now_ns() - t0) / 1e9,
              (double)res.wait_ns / 1e9, mac_note);
         reboot(t->reboot ? RB_AUTOBOOT : RB_POWER_OFF);
         r = -errno;

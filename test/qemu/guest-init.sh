@@ -385,7 +385,7 @@ wr32() {
 #            (corrupt(); the verify scenario)
 #   uts      one byte of the image header page (swsusp_info) changed where nothing reads it (past
 #            the end of the domain name): no CRC32 covers that page and no check looks there, only
-#            the image's HMAC in its ticket (the tamper-mac scenario)
+#            the image's MAC in its ticket (the tamper-mac scenario)
 # Then the header page's sum (see header_sum) as crafted, on the "crafted" line.
 craft() {
 	map=$(rd32 "$1" 4064)
@@ -530,7 +530,7 @@ hibernate)
 	live_tables
 	start_workload "$mib"
 	say "hibernating"
-	# thaw.hibenv=A=1,B=2: its environment (make bench-hibernate's THAW_BENCH_NO_IMAGE_HMAC).
+	# thaw.hibenv=A=1,B=2: its environment (make bench-hibernate's THAW_BENCH_NO_IMAGE_MAC).
 	# shellcheck disable=SC2046 # the options are separate words
 	env $(arg thaw.hibenv | tr ',' ' ') thaw hibernate --mode shutdown $(arg thaw.hibargs | tr ',' ' ')
 	# Reached only after a resume (or when hibernation failed).

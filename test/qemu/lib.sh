@@ -600,7 +600,8 @@ tq_hang_signature() {
         echo "a soft lockup at $(grep -m1 -o 'RIP: 0010:[^ ]*' "$log" | tr -d '\r')"
         return
     fi
-    last=$(tail -n 1 "$log" | sed 's/^ *[0-9.]*| *//; s/^\[ *[0-9.]*\] //' | cut -c1-80)
+    # The guest's last line, not QEMU's own note of the signal that stopped it.
+    last=$(grep -v '| qemu-system-' "$log" | tail -n 1 | sed 's/^ *[0-9.]*| *//; s/^\[ *[0-9.]*\] //' | cut -c1-80)
     tq_has "$1" "thaw: resuming from" && where=" after thaw's handoff"
     echo "silent${where} at '$last'"
 }

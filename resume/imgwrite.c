@@ -333,9 +333,6 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
                 }
         w.run = &w.runs[0];
         w.next = 1;
-        /* No AIO (a kernel without it, aio-max-nr reached): one synchronous write at a time. */
-        if (syscall(SYS_io_setup, RUNS, &w.aio) < 0)
-                w.aio = 0;
         if (posix_memalign((void **)&w.map, PAGE, PAGE) != 0 ||
             posix_memalign((void **)&unc, PAGE, CHUNK_PAGES * PAGE) != 0 ||
             posix_memalign((void **)&cmp, PAGE, (CHUNK_MAX + PAGE - 1) / PAGE * PAGE) != 0 ||
@@ -344,6 +341,9 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
                 goto out;
         }
         memset(w.map, 0, PAGE);
+        /* No AIO (a kernel without it, aio-max-nr reached): one synchronous write at a time. */
+        if (syscall(SYS_io_setup, RUNS, &w.aio) < 0)
+                w.aio = 0;
         r = stream(&w, src, unc, cmp, wrk);
         /* After a failure, no buffer is freed under a write the disk still has; the first reason stays. */
         if (w.aio) {

@@ -23,7 +23,11 @@ if [ -z "$tokdir" ] || [ ! -d "$tokdir" ]; then
         echo "# SKIP: cryptsetup has no external token support"
         exit 77
 fi
-unshare -m true 2> /dev/null || { echo "# SKIP: cannot make a mount namespace (not root?)"; exit 77; }
+# unshare -m makes / private: in a chroot whose / is not a mount point that fails (EINVAL).
+if ! why=$(unshare -m true 2>&1); then
+        echo "# SKIP: cannot make a mount namespace (not root, or a chroot whose / is no mount point?): $why"
+        exit 77
+fi
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT

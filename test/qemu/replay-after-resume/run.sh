@@ -32,8 +32,10 @@ TQ_QEMU_EXTRA=(-drive "file=$TQ_WORK/root.copy,if=virtio,format=raw,readonly=on"
 tq_boot_checked replay inspect "$TQ_WORK/key"
 TQ_QEMU_EXTRA=()
 tq_check "replay: the root's copy is attached as /dev/vdc" tq_has replay "[vdc] 524288 512-byte logical blocks"
+# Which of the two carriers of the root's UUID thaw reads first depends on the boot (both seen):
+# the changed /dev/vda, or the copy /dev/vdc and then the other one.
 marker='(mount count|mount time|write time|kbytes written|journal commit sequence) [0-9]+, recorded [0-9]+'
-tq_stale replay "image of $TQ_DATE_RE (is older than its file systems: ext4 [0-9a-f-]+ on /dev/vda changed since it \
+tq_stale replay "image of $TQ_DATE_RE( is older than its file systems: ext4 [0-9a-f-]+ on /dev/vda changed since it \
 was made \($marker\): resuming it would corrupt it|: ext4 [0-9a-f-]+ is on /dev/vdc and on another device that differs \
 \(/dev/vda carries it too, with other markers \($marker\)\): thaw cannot tell which one the image had mounted, and \
 resuming over the changed one would corrupt it)"

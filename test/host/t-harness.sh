@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of the QEMU harness's hang watcher (test/qemu/lib.sh: tq_boot, tq_watch_hang,
+# tq_sleep_boot_checked) with a fake QEMU that prints what a hung or a working guest prints: a
+# silent guest and a soft lockup are stopped within seconds, not at the boot timeout; a guest that
+# keeps talking, or works silently for less than the silence limit (or with it off, as in the
+# benchmarks), is not; a shorter silence inside the kernel's hibernation is, and is retried on the
+# disks as they were.
+# lib.sh is bash; run.sh starts tests with sh.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -u
+
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/qemu/lib.sh
+. "$(cd "$(dirname "$0")/../.." && pwd)/test/qemu/lib.sh"
+
+# The fake QEMU: what it prints is chosen by FAKE_MODE; FAKE_COUNT counts its starts.
+cat > "$tmp/fake-qemu" <<'FAKE'
+#!/bin/bash
+n=$(($(cat "$FAKE_COUNT" 2> /dev/null || echo 0) + 1))
+echo "$n" > "$FAKE_COUNT"
+echo "[    0.000000] Linux version 6.1.0-fake"
+# Stopped by timeout's SIGTERM, QEMU says so on stderr, which the harness logs too.
+hang() {
+    trap 'echo "qemu-system-x86_64: terminating on signal 15 from pid 1 (timeout)" >&2; kill "$pid" 2> /dev/null; exit 0' TERM
+    sleep 120 &
+    pid=$!
+    wait "$pid"
+}
+case $FAKE_MODE in
+silent)
+    echo "THAW-TEST: working"
+    hang ;;
+lockup)
+    for ((i = 0; i < 120; i++)); do
+        echo "[   26.$i] watchdog: BUG: soft lockup - CPU#0 stuck for 26s! [systemd-udevd:142]"
+        echo "[   26.$i] RIP: 0010:__x64_sys_getrandom+0x73/0x90"
+        sleep 1 &
+        wait $!
+    done ;;
+talking)
+    for i in 1 2 3 4 5 6; do echo "THAW-TEST: step $i"; sleep 1.5; done ;;
+quiet-work)
+    echo "THAW-TEST: swapoff"
+    sleep "$FAKE_SLEEP" &
+    pid=$!
+    trap 'kill "$pid" 2> /dev/null; exit 0' TERM
+    wait "$pid"
+    echo "THAW-TEST: swapoff done" ;;
+snapshot-hang-once)
+    echo "thaw: hibernating to /dev/vdb"
+    if ((n == 1)); then
+        echo "[    9.100000] Disabling non-boot CPUs ..."
+        hang
+    fi
+    echo "thaw: wrote the image to /dev/vdb" ;;
+esac
+FAKE
+chmod +x "$tmp/fake-qemu"
+
+export FAKE_COUNT=$tmp/count FAKE_MODE FAKE_SLEEP
+TQ_QEMU=$tmp/fake-qemu TQ_KERNEL=/dev/null TQ_INITRD='' TQ_BOOT_TIMEOUT=60
+TQ_HANG_SECONDS=3 TQ_SILENCE_SECONDS=6 TQ_HANG_POLL=1 TQ_SEED=1
+TQ_WORK=$tmp/work
+mkdir -p "$TQ_WORK"
+: > "$TQ_WORK/root.img"
+: > "$TQ_WORK/swap.img"
+: > "$TQ_WORK/key"
+
+n=0
+failed=0
+check() {
+    n=$((n + 1))
+    if "${@:2}"; then
+        echo "ok $n - $1"
+    else
+        echo "not ok $n - $1"
+        failed=$((failed + 1))
+        cat "$tmp"/*.err
+        tail -n 3 "$TQ_WORK"/*.log
+    fi
+}
+
+# boot MODE: one tq_boot with the fake; sets rc.
+boot() {
+    FAKE_MODE=$1
+    rm -f "$FAKE_COUNT"
+    rc=0
+    tq_boot "$1" test "$TQ_WORK/key" 2> "$tmp/$1.err" || rc=$?
+}
+quick() { awk -v s="$TQ_BOOT_SECONDS" 'BEGIN { exit !(s < 15) }'; }
+no_fake_left() { ! pgrep -f "$tmp/fake-qemu" > /dev/null; }
+
+boot silent
+check "a silent guest is stopped as hung (status $rc after $TQ_BOOT_SECONDS s: the 6 s silence limit, not the 60 s timeout)" \
+    test "$rc" -eq 124 -a -e "$TQ_WORK/silent.hung"
+check "... within seconds" quick
+check "... its signature is the last line" \
+    grep -qF "stopped as hung after 6 s with no serial output: silent at 'THAW-TEST: working'" "$tmp/silent.err"
+
+boot lockup
+check "a soft lockup that keeps the log growing is stopped (status $rc after $TQ_BOOT_SECONDS s)" \
+    test "$rc" -eq 124 -a -e "$TQ_WORK/lockup.hung"
+check "... within seconds" quick
+check "... its signature names the RIP" grep -qF "stopped as hung at a soft lockup: a soft lockup at RIP: 0010:__x64_sys_getrandom+0x73/0x90" "$tmp/lockup.err"
+
+boot talking
+check "a guest that prints a line every 1.5 s for 9 s runs to its end (status $rc)" \
+    test "$rc" -eq 0 -a ! -e "$TQ_WORK/talking.hung"
+
+FAKE_SLEEP=3 boot quiet-work
+check "3 s of silent guest work, under the 6 s silence limit, is no hang (status $rc)" test "$rc" -eq 0
+FAKE_SLEEP=9 boot quiet-work
+check "9 s of it is one (status $rc)" test "$rc" -eq 124
+FAKE_SLEEP=9 TQ_SILENCE_SECONDS=0 boot quiet-work
+check "... but not with TQ_SILENCE_SECONDS=0, as in the benchmarks (status $rc)" test "$rc" -eq 0
+
+FAKE_MODE=snapshot-hang-once
+rm -f "$FAKE_COUNT"
+echo before > "$TQ_WORK/swap.img"
+TQ_FAILS=0
+tq_sleep_boot_checked snap test "$TQ_WORK/key" 2> "$tmp/snap.err"
+check "a 3 s silence at 'Disabling non-boot CPUs' (the kernel's step) is a hang, retried once, and the retry passes" \
+    test "$TQ_FAILS" -eq 0 -a "$(cat "$FAKE_COUNT")" -eq 2
+check "... said with its signature" \
+    grep -qF "RETRY: boot snap hung: silent at 'Disabling non-boot CPUs ...'" "$tmp/snap.err"
+check "... stopped at the 3 s limit of the kernel's steps" grep -qF "boot snap: stopped as hung after 3 s with no serial output" "$tmp/snap.err"
+check "... the hung boot's log kept" test -s "$TQ_WORK/snap.hung1.log"
+
+sleep 1
+check "no fake QEMU left running" no_fake_left
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -460,8 +460,8 @@ tq_boot() {
 }
 
 # tq_watch_hang LOG TAG MARK: a hung guest, seen early, so a hang costs seconds rather than
-# TQ_BOOT_TIMEOUT. It is hung when the kernel reports a soft lockup, or when its serial log has not
-# grown (an empty log counts from QEMU's start) for
+# TQ_BOOT_TIMEOUT. It is hung when the kernel reports a soft lockup, or when its serial log has had
+# no new line (tq_stamp writes whole lines; an empty log counts from QEMU's start) for
 # - TQ_HANG_SECONDS (30) at the kernel's own hibernation steps (the last line the console suspend
 #   or taking CPUs offline) or inside a resume the kernel started and did not finish: in a
 #   clean-clone run of all scenarios the longest silence there in a boot that went on was 0.5 s
@@ -469,24 +469,24 @@ tq_boot() {
 # - TQ_SILENCE_SECONDS (60) anywhere else: there thaw and the kernel do long work without a word
 #   (the kernel's "Preallocating image memory" took 22.0 s with one vCPU, thaw setup --integrity
 #   18.6 s, thaw hibernate's reclaim 10.2 s: the longest silences of a passing clean-clone make
-#   test). 0 turns it off: the benchmarks, whose guests work silently for longer (swapoff of
-#   700 MiB: 28 s), watch only the kernel's steps.
+#   test). 0 turns it off: the benchmarks, whose guests work silently for long (bench-swapin's
+#   swapoff of 700 MiB took 28 s on a quiet host, and grows with its sizes and the host's load),
+#   watch only the kernel's steps.
 # Then MARK gets what was seen and the boot's timeout is fired at once (SIGALRM: it stops QEMU and
 # exits 124, as at the full timeout).
 TQ_HANG_SECONDS=${TQ_HANG_SECONDS:-30}
 TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-60}
 TQ_HANG_POLL=${TQ_HANG_POLL:-5}   # seconds between looks (test/host/t-harness.sh: 1)
 tq_watch_hang() {
-    local log=$1 tag=$2 mark=$3 age limit
+    local log=$1 tag=$2 mark=$3 age limit mtime
     while sleep "$TQ_HANG_POLL"; do
         [[ -e $log ]] || continue
         # A soft lockup (seen at boot under TCG, both vCPUs spinning in getrandom(), long before
         # thaw runs; issue "A test suite that does not flake") never ended in any boot seen: its
         # reports keep the log growing, so no silence would show it. Stopped at once.
         if tq_soft_lockup_in "$log"; then
-            echo "at a soft lockup" > "$mark"
-            pkill -ALRM -f -- "^timeout -k 10 [0-9]+ [^ ]+ -name $tag " 2> /dev/null
-            return 0
+            tq_stop_hung "$tag" "$mark" "at once" && return 0
+            continue
         fi
         # A resume the kernel started and never finished: it prints its image loading progress
         # every 10%, and restarts tasks once the restored system runs.
@@ -499,12 +499,21 @@ tq_watch_hang() {
         else
             continue
         fi
-        age=$(($(date +%s) - $(stat -c %Y "$log")))
+        mtime=$(stat -c %Y "$log" 2> /dev/null) || continue
+        age=$(($(date +%s) - mtime))
         ((age >= limit)) || continue
-        echo "after $limit s with no serial output" > "$mark"
-        pkill -ALRM -f -- "^timeout -k 10 [0-9]+ [^ ]+ -name $tag " 2> /dev/null
-        return 0
+        tq_stop_hung "$tag" "$mark" "after $limit s with no new line of serial output" && return 0
     done
+}
+
+# tq_stop_hung TAG MARK WHY: writes WHY to MARK and fires the timeout of the QEMU named TAG; if no
+# such timeout was found, MARK is removed again (a boot whose QEMU could not be signalled is not said
+# to be hung). MARK comes first: tq_boot stops this watcher as soon as QEMU has exited.
+tq_stop_hung() {
+    echo "$3" > "$2"
+    pkill -ALRM -f -- "^timeout -k 10 [0-9]+ [^ ]+ -name $1 " 2> /dev/null && return 0
+    rm -f "$2"
+    return 1
 }
 
 tq_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
@@ -600,17 +609,19 @@ TQ_HANG_RETRIES=${TQ_HANG_RETRIES:-3}
 # tq_soft_lockup_in LOG: the kernel reported a soft lockup.
 tq_soft_lockup_in() { grep -qF 'watchdog: BUG: soft lockup' "$1"; }
 
-# tq_last_line LOG: the guest's last line, not QEMU's own note of the signal that stopped it.
-tq_last_line() { grep -v '| qemu-system-' "$1" | tail -n 1; }
+# tq_last_line LOG: the guest's last line, not QEMU's own note of the signal that stopped it
+# ("qemu-system-x86_64: terminating on signal 15 from pid …", named after whichever QEMU ran).
+tq_last_line() { grep -vE '^ *[0-9.]+\| [^ ]+: terminating on signal [0-9]+' "$1" | tail -n 1; }
 
 # With thaw's writer (/dev/snapshot) there is no "hibernation entry": a boot silent at the kernel's
-# own steps of the snapshot (console suspend, CPUs offline) before thaw wrote anything. A silence
-# anywhere else in thaw's write is not the kernel's, and is not retried.
+# own steps of the snapshot (preallocating its memory, console suspend, CPUs offline) before thaw
+# wrote anything. A silence anywhere else in thaw's write is not the kernel's, and is not retried.
 tq_kernel_hung() {
     tq_soft_lockup_in "$TQ_WORK/$1.log" ||
     { tq_has "$1" "PM: hibernation: hibernation entry" && ! tq_image_written "$1"; } ||
     { tq_has "$1" "thaw: hibernating to" && ! tq_image_written "$1" &&
-        tq_last_line "$TQ_WORK/$1.log" | grep -qE 'Suspending console\(s\)|Disabling non-boot CPUs'; } ||
+        tq_last_line "$TQ_WORK/$1.log" |
+            grep -qE 'Preallocating image memory|Suspending console\(s\)|Disabling non-boot CPUs'; } ||
         { tq_has "$1" "PM: hibernation: resume from hibernation" && tq_lacks "$1" "Restarting tasks"; }
 }
 

@@ -55,6 +55,8 @@ snapshot-hang-once)
         for a in "$@"; do
             [[ $a == file=*/swap.img,* ]] && { a=${a#file=}; echo "changed by the hung boot" > "${a%%,*}"; }
         done
+        # ... and in its TPM (a resume increments the TPM2 counter before the handoff).
+        [[ -z ${FAKE_TPM:-} ]] || echo 3 > "$FAKE_TPM/counter"
         echo "[    9.100000] Disabling non-boot CPUs ..."
         QNAME=qemu-kvm hang   # QEMU names itself after its program
     fi
@@ -123,6 +125,13 @@ check "... but not with TQ_SILENCE_SECONDS=0, as in the benchmarks (status $rc)"
 FAKE_MODE=snapshot-hang-once
 rm -f "$FAKE_COUNT"
 echo before > "$TQ_WORK/swap.img"
+# With a TPM (a real swtpm on a state directory, as the TPM scenarios have) where swtpm is installed.
+if command -v swtpm > /dev/null; then
+    TQ_TPM_STATE=$TQ_WORK/tpm
+    mkdir -p "$TQ_TPM_STATE"
+    echo 2 > "$TQ_TPM_STATE/counter"
+    export FAKE_TPM=$TQ_TPM_STATE
+fi
 TQ_FAILS=0
 tq_sleep_boot_checked snap test "$TQ_WORK/key" 2> "$tmp/snap.err"
 check "a 3 s silence at 'Disabling non-boot CPUs' (the kernel's step) is a hang, retried once, and the retry passes" \
@@ -132,6 +141,11 @@ check "... said with its signature" \
 check "... stopped at the 3 s limit of the kernel's steps" grep -qF "boot snap: stopped as hung after 3 s with no new line of serial output" "$tmp/snap.err"
 check "... the hung boot's log kept" test -s "$TQ_WORK/snap.hung1.log"
 check "... on the swap disk as it was before the hung boot" test "$(cat "$TQ_WORK/swap.img")" = before
+if [[ -n ${FAKE_TPM:-} ]]; then
+    check "... and with the TPM's state as it was (counter 2, not the hung boot's 3)" test "$(cat "$FAKE_TPM/counter")" = 2
+else
+    echo "# no swtpm: the TPM state's restore was not checked"
+fi
 
 sleep 1
 check "no fake QEMU left running" no_fake_left

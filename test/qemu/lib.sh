@@ -564,25 +564,49 @@ tq_image_written() { tq_has "$1" "PM: hibernation: Wrote" || tq_has "$1" "thaw: 
 # tq_lacks NAME TEXT: the boot's log does not contain TEXT.
 tq_lacks() { ! tq_has "$1" "$2"; }
 
-# tq_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot, and count a timeout or crash.
-tq_boot_checked() {
-    local rc=0 try=0 disk
+# tq_state_save, tq_state_restore, tq_state_drop: what a boot can change, kept before it and put
+# back for a retry: the root and swap disks, and the TPM's state when the boot has one (a resume
+# increments the TPM2 counter before thaw's handoff, so a retry on the disks alone would meet a
+# counter one ahead of its image; replay-tpm, seen in a clean-clone run). Further drives of
+# TQ_QEMU_EXTRA are not kept.
+tq_state_save() {
+    local disk
     for disk in root swap; do
         cp --sparse=always "$TQ_WORK/$disk.img" "$TQ_WORK/$disk.img.pre"
     done
+    rm -rf "$TQ_WORK/tpm.pre"
+    if [[ -n $TQ_TPM_STATE && -d $TQ_TPM_STATE ]]; then
+        cp -a "$TQ_TPM_STATE" "$TQ_WORK/tpm.pre"
+    fi
+}
+tq_state_restore() {
+    local disk
+    for disk in root swap; do
+        cp --sparse=always "$TQ_WORK/$disk.img.pre" "$TQ_WORK/$disk.img"
+    done
+    if [[ -n $TQ_TPM_STATE ]]; then
+        # No copy: there was no state before the boot, a fresh TPM.
+        rm -rf "$TQ_TPM_STATE"
+        [[ ! -d $TQ_WORK/tpm.pre ]] || cp -a "$TQ_WORK/tpm.pre" "$TQ_TPM_STATE"
+    fi
+}
+tq_state_drop() { rm -rf "$TQ_WORK/root.img.pre" "$TQ_WORK/swap.img.pre" "$TQ_WORK/tpm.pre"; }
+
+# tq_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot, and count a timeout or crash.
+tq_boot_checked() {
+    local rc=0 try=0
+    tq_state_save
     tq_boot "$@" || rc=$?
-    # Only a soft lockup is retried here (disks put back; further drives of TQ_QEMU_EXTRA are not).
+    # Only a soft lockup is retried here (disks and TPM put back: tq_state_restore).
     while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_soft_lockup_in "$TQ_WORK/$1.log"; do
         try=$((try + 1))
-        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks put back as before it, once more"
+        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks${TQ_TPM_STATE:+ and TPM} put back as before it, once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
-        for disk in root swap; do
-            cp --sparse=always "$TQ_WORK/$disk.img.pre" "$TQ_WORK/$disk.img"
-        done
+        tq_state_restore
         rc=0
         tq_boot "$@" || rc=$?
     done
-    rm -f "$TQ_WORK/root.img.pre" "$TQ_WORK/swap.img.pre"
+    tq_state_drop
     tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
     TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
 }
@@ -640,22 +664,18 @@ tq_hang_signature() {
 }
 
 tq_sleep_boot_checked() {
-    local rc=0 try=0 disk
-    for disk in root swap; do
-        cp --sparse=always "$TQ_WORK/$disk.img" "$TQ_WORK/$disk.img.pre"
-    done
+    local rc=0 try=0
+    tq_state_save
     tq_boot "$@" || rc=$?
     while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_kernel_hung "$1"; do
         try=$((try + 1))
-        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks put back as before it, once more"
+        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks${TQ_TPM_STATE:+ and TPM} put back as before it, once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
-        for disk in root swap; do
-            cp --sparse=always "$TQ_WORK/$disk.img.pre" "$TQ_WORK/$disk.img"
-        done
+        tq_state_restore
         rc=0
         tq_boot "$@" || rc=$?
     done
-    rm -f "$TQ_WORK/root.img.pre" "$TQ_WORK/swap.img.pre"
+    tq_state_drop
     tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
     TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
 }

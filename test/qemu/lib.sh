@@ -592,13 +592,19 @@ tq_state_restore() {
 }
 tq_state_drop() { rm -rf "$TQ_WORK/root.img.pre" "$TQ_WORK/swap.img.pre" "$TQ_WORK/tpm.pre"; }
 
-# tq_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot, and count a timeout or crash.
-tq_boot_checked() {
-    local rc=0 try=0
+# tq_boot_checked NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot, and count a timeout or crash; only a
+# soft lockup is retried.
+tq_boot_checked() { tq_boot_retried tq_soft_lockup_of "$@"; }
+
+# tq_boot_retried HUNG NAME STEP KEYFILE [EXTRA-CMDLINE...]: tq_boot; a boot stopped as hung for
+# which HUNG NAME holds is tried again (up to TQ_HANG_RETRIES times) on its disks and TPM state as
+# they were before it (tq_state_restore), and said; then the power-off is checked.
+tq_boot_retried() {
+    local hung=$1 rc=0 try=0
+    shift
     tq_state_save
     tq_boot "$@" || rc=$?
-    # Only a soft lockup is retried here (disks and TPM put back: tq_state_restore).
-    while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_soft_lockup_in "$TQ_WORK/$1.log"; do
+    while ((rc == 124 && try < TQ_HANG_RETRIES)) && "$hung" "$1"; do
         try=$((try + 1))
         tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks${TQ_TPM_STATE:+ and TPM} put back as before it, once more"
         mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
@@ -632,6 +638,7 @@ TQ_HANG_RETRIES=${TQ_HANG_RETRIES:-3}
 # written, or inside its resume before the restored system restarted its tasks.
 # tq_soft_lockup_in LOG: the kernel reported a soft lockup.
 tq_soft_lockup_in() { grep -qF 'watchdog: BUG: soft lockup' "$1"; }
+tq_soft_lockup_of() { tq_soft_lockup_in "$TQ_WORK/$1.log"; }
 
 # tq_last_line LOG: the guest's last line, not QEMU's own note of the signal that stopped it
 # ("qemu-system-x86_64: terminating on signal 15 from pid …", named after whichever QEMU ran).
@@ -641,7 +648,7 @@ tq_last_line() { grep -vE '^ *[0-9.]+\| [^ ]+: terminating on signal [0-9]+' "$1
 # own steps of the snapshot (preallocating its memory, console suspend, CPUs offline) before thaw
 # wrote anything. A silence anywhere else in thaw's write is not the kernel's, and is not retried.
 tq_kernel_hung() {
-    tq_soft_lockup_in "$TQ_WORK/$1.log" ||
+    tq_soft_lockup_of "$1" ||
     { tq_has "$1" "PM: hibernation: hibernation entry" && ! tq_image_written "$1"; } ||
     { tq_has "$1" "thaw: hibernating to" && ! tq_image_written "$1" &&
         tq_last_line "$TQ_WORK/$1.log" |
@@ -663,22 +670,7 @@ tq_hang_signature() {
     echo "silent${where} at '$last'"
 }
 
-tq_sleep_boot_checked() {
-    local rc=0 try=0
-    tq_state_save
-    tq_boot "$@" || rc=$?
-    while ((rc == 124 && try < TQ_HANG_RETRIES)) && tq_kernel_hung "$1"; do
-        try=$((try + 1))
-        tq_log "RETRY: boot $1 hung: $(tq_hang_signature "$1"); its log is $1.hung$try.log; disks${TQ_TPM_STATE:+ and TPM} put back as before it, once more"
-        mv "$TQ_WORK/$1.log" "$TQ_WORK/$1.hung$try.log"
-        tq_state_restore
-        rc=0
-        tq_boot "$@" || rc=$?
-    done
-    tq_state_drop
-    tq_check "boot $1 powered off by itself (QEMU status $rc, ${TQ_BOOT_SECONDS} s)" test "$rc" -eq 0
-    TQ_TIMES+=("$1=${TQ_BOOT_SECONDS}s")
-}
+tq_sleep_boot_checked() { tq_boot_retried tq_kernel_hung "$@"; }
 
 # Boot 1 of the scenarios that need an image: setup, workload, thaw hibernate, power-off.
 # tq_hibernate_boot NAME [EXTRA-CMDLINE...]

@@ -46,18 +46,24 @@ tq_log "prepared in $(tq_since "$t0") s"
 kernel_line=$(tq_kernel_report)
 tq_log "$kernel_line"
 
-passed=0 failed=0 skipped=0 i=0 retries=0 retried=()
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-for n in "${names[@]}"; do
-    i=$((i + 1))
-    s0=$EPOCHREALTIME
-    "$here/$n/run.sh" 2>&1 | tee "$out" | tap_comment
-    rc=${PIPESTATUS[0]}
-    secs=$(tq_since "$s0")
-    # Every boot retried after a hang is said in the scenario's result, with what it showed.
-    hung=$(grep -F 'RETRY: boot ' "$out" | sed 's/.*RETRY: boot \([^ ]*\) hung: \(.*\); its log is.*/\1: \2/')
-    note=""
+# TQ_JOBS: scenarios at a time; by default one per host core, as far as memory allows two guests'
+# worth (2 x TQ_MEM + 1 GiB) each.
+if [[ -z ${TQ_JOBS:-} ]]; then
+    TQ_JOBS=$(nproc)
+    avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+    ((avail / (2 * TQ_MEM + 1024) < TQ_JOBS)) && TQ_JOBS=$((avail / (2 * TQ_MEM + 1024)))
+    ((TQ_JOBS >= 1)) || TQ_JOBS=1
+fi
+
+passed=0 failed=0 skipped=0 retries=0 retried=()
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# report I NAME RC SECS: the scenario's TAP line from its exit status and its output ($out/I).
+# Every boot retried after a hang is said in the scenario's result, with what it showed.
+report() {
+    local i=$1 n=$2 rc=$3 secs=$4 hung note="" k
+    hung=$(grep -F 'RETRY: boot ' "$out/$i" | sed 's/.*RETRY: boot \([^ ]*\) hung: \(.*\); its log is.*/\1: \2/')
     if [[ -n $hung ]]; then
         k=$(grep -c . <<< "$hung")
         retries=$((retries + k))
@@ -74,7 +80,51 @@ for n in "${names[@]}"; do
         echo "not ok $i - $n (${secs} s, exit $rc${note})"
         failed=$((failed + 1))
     fi
-done
+}
+
+# run_one I NAME: runs the scenario, its output to $out/I, then "RC SECS" to $out/I.rc.
+run_one() {
+    local s0=$EPOCHREALTIME rc
+    "$here/$2/run.sh" < /dev/null > "$out/$1" 2>&1
+    rc=$?
+    echo "$rc $(tq_since "$s0")" > "$out/$1.rc"
+}
+
+njobs=$TQ_JOBS
+((njobs > ${#names[@]})) && njobs=${#names[@]}
+tq_log "$njobs scenario(s) at a time (TQ_JOBS), $TQ_SMP vCPU(s) each (TQ_SMP)"
+if ((njobs <= 1)); then
+    # One at a time: each scenario's lines as they come.
+    i=0
+    for n in "${names[@]}"; do
+        i=$((i + 1))
+        s0=$EPOCHREALTIME
+        "$here/$n/run.sh" < /dev/null 2>&1 | tee "$out/$i" | tap_comment
+        rc=${PIPESTATUS[0]}
+        report "$i" "$n" "$rc" "$(tq_since "$s0")"
+    done
+else
+    # Several at a time, each on its own disks, TPM state, sockets and namespace (all named by its
+    # process or its scenario); the crafted images they share are built once, under a lock
+    # (crafted.sh). Each scenario's lines are shown whole, in the listed order, once it and all
+    # before it have finished.
+    trap 'kill $(jobs -p) 2> /dev/null; rm -rf "$out"' EXIT
+    next=0 shown=0 running=0
+    while ((shown < ${#names[@]})); do
+        while ((running < njobs && next < ${#names[@]})); do
+            run_one "$((next + 1))" "${names[$next]}" &
+            next=$((next + 1)) running=$((running + 1))
+        done
+        wait -n
+        running=$((running - 1))
+        while ((shown < ${#names[@]})) && [[ -e $out/$((shown + 1)).rc ]]; do
+            shown=$((shown + 1))
+            tap_comment < "$out/$shown"
+            read -r rc secs < "$out/$shown.rc"
+            report "$shown" "${names[$((shown - 1))]}" "$rc" "$secs"
+        done
+    done
+fi
 tq_log "total $(tq_since "$t0") s, $skipped skipped, $retries hung boot(s) retried${retried[*]:+ (in ${retried[*]})}; $kernel_line"
 echo "$passed passed, $failed failed"
 ((failed == 0))

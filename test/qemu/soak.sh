@@ -5,8 +5,9 @@
 # Usage: test/qemu/soak.sh [ROUNDS]     (make soak SOAK_ROUNDS=N)
 # The configuration comes from the harness's variables: TQ_SMP (vCPUs), TQ_ACCEL (tcg, or
 # tcg,thread=single), TQ_CPU (qemu64, qemu64,+rdrand), SOAK_APPEND (more kernel arguments),
-# TQ_KERNEL_PKG with a TQ_CACHE of its own (another Debian guest kernel). One line per round and a
-# summary line go to stdout and to $SOAK_OUT (default build/soak.txt, appended).
+# TQ_KERNEL_PKG with a TQ_CACHE of its own (another Debian guest kernel), and SOAK_JOBS (rounds
+# side by side, default TQ_JOBS's default as make test runs them: one per core). One line per
+# round and a summary line go to stdout and to $SOAK_OUT (default build/soak.txt, appended).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=test/qemu/lib.sh
@@ -44,37 +45,58 @@ soak_boot() {
     fi
 }
 
-declare -A sigs=()
-hangs=0 fails=0 times=()
+njobs=${SOAK_JOBS:-$(nproc)}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# soak_round R: one round trip in its own work directory; its line to $tmp/R.line, its seconds to
+# $tmp/R.time, one line per hung boot (its signature) to $tmp/R.hung, per failed boot to $tmp/R.failed.
+soak_round() {
+    local r=$1 t0 line step res secs
+    tq_workdir "soak-$r"
+    t0=$EPOCHREALTIME
+    line="round $r:"
+    : > "$tmp/$r.hung"
+    : > "$tmp/$r.failed"
+    for step in hibernate resume; do
+        res=$(soak_boot "$step" "$step")
+        secs=${res%% *}
+        res=${res#* }
+        line+=" $step $res ($secs s);"
+        case $res in
+            hung:*) echo "${res#hung: }" >> "$tmp/$r.hung" ;;
+            failed:*) echo "$res" >> "$tmp/$r.failed" ;;
+        esac
+        [[ $res == ok ]] || break
+    done
+    tq_since "$t0" > "$tmp/$r.time"
+    rm -rf "$TQ_WORK"
+    echo "$line" > "$tmp/$r.line"
+}
+
 {
-    echo "soak $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1 /proc/loadavg): $config"
+    echo "soak $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1 /proc/loadavg), $njobs round(s) at a time: $config"
+    running=0
     for ((r = 1; r <= rounds; r++)); do
-        tq_workdir "soak-$r"
-        t0=$EPOCHREALTIME
-        line="round $r:"
-        for step in hibernate resume; do
-            res=$(soak_boot "$step" "$step")
-            secs=${res%% *}
-            res=${res#* }
-            line+=" $step $res ($secs s);"
-            case $res in
-                hung:*)
-                    hangs=$((hangs + 1))
-                    # The signature without the guest's timestamps: soft lockups by RIP, silences by line.
-                    sig=${res#hung: }
-                    sigs[$sig]=$((${sigs[$sig]:-0} + 1))
-                    ;;
-                failed:*) fails=$((fails + 1)) ;;
-            esac
-            [[ $res == ok ]] || break
+        if ((running >= njobs)); then
+            wait -n
+            running=$((running - 1))
+        fi
+        soak_round "$r" &
+        running=$((running + 1))
+        # Each line as its round ends.
+        for f in "$tmp"/*.line; do
+            [[ -e $f ]] && { cat "$f"; mv "$f" "$f.shown"; }
         done
-        times+=("$(tq_since "$t0")")
-        echo "$line"
-        rm -rf "$TQ_WORK"
     done
-    median=$(printf '%s\n' "${times[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-    echo "summary: $config: $rounds round trips, $hangs hung boot(s), $fails failed boot(s), median round ${median} s"
-    for sig in "${!sigs[@]}"; do
-        echo "  ${sigs[$sig]} x $sig"
+    wait
+    for f in "$tmp"/*.line; do
+        [[ -e $f ]] && { cat "$f"; mv "$f" "$f.shown"; }
     done
+    hangs=$(cat "$tmp"/*.hung | grep -c .)
+    fails=$(cat "$tmp"/*.failed | grep -c .)
+    median=$(cat "$tmp"/*.time | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+    echo "summary: $config, $njobs at a time: $rounds round trips, $hangs hung boot(s), $fails failed boot(s), median round ${median} s"
+    # The signatures without the guest's timestamps: soft lockups by RIP, silences by line.
+    cat "$tmp"/*.hung | sort | uniq -c | sed 's/^ *\([0-9]*\) /  \1 x /'
 } | tee -a "$out"

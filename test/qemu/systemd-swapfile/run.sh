@@ -12,9 +12,6 @@
 # lost. Both later boots use the same initramfs and the arguments thaw setup printed, with the key
 # chain replaced by the imds: source.
 set -u
-# One vCPU: this scenario's no-image boot hung inside the kernel's hibernation twice in a row with
-# two (lib.sh, tq_sleep_boot_checked); with one it passed.
-TQ_SMP=${TQ_SMP:-1}
 # shellcheck source=test/qemu/lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=test/qemu/imds-net.sh

@@ -27,9 +27,10 @@ endif
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2> /dev/null)
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer
 
-PROG_SRC := resume/thaw.c $(wildcard resume/cmd_*.c)
+# The program is resume/cmd/ (main and one file per subcommand); every other file is the library.
+PROG_SRC := $(wildcard resume/cmd/*.c)
 PLUGIN_SRC := crypto/token_plugin.c
-LIB_SRC  := $(filter-out $(PROG_SRC),$(wildcard resume/*.c)) $(filter-out $(PLUGIN_SRC),$(wildcard crypto/*.c))
+LIB_SRC  := $(filter-out $(PROG_SRC) $(PLUGIN_SRC),$(wildcard resume/*.c resume/*/*.c crypto/*.c))
 # libcryptsetup loads libcryptsetup-token-<type>.so for a token of <type>: one link per thaw-* type.
 TOKEN_TYPES := fwcfg keyfile smbios drive imds tpm2 passphrase
 PLUGIN   := $(B)/tokens/libcryptsetup-token-thaw.so
@@ -38,12 +39,12 @@ UNIT_SRC := $(wildcard test/unit/test_*.c)
 
 all: $(B)/thaw $(PLUGIN) $(PLUGIN_LINKS)
 
-$(B)/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+$(B)/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 # kconfig.c embeds kernel/thaw.config (.incbin, a path relative to this directory).
-$(B)/obj/resume/kconfig.o: kernel/thaw.config
+$(B)/obj/resume/system/kconfig.o: kernel/thaw.config
 
 $(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
 	$(AR) rcs $@ $^
@@ -52,11 +53,11 @@ $(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # The token plugin links a position-independent build of the same library.
-$(B)/pic/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+$(B)/pic/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
 
-$(B)/pic/obj/resume/kconfig.o: kernel/thaw.config
+$(B)/pic/obj/resume/system/kconfig.o: kernel/thaw.config
 
 $(B)/pic/libthaw.a: $(LIB_SRC:%.c=$(B)/pic/obj/%.o)
 	$(AR) rcs $@ $^
@@ -70,11 +71,11 @@ $(PLUGIN_LINKS): $(PLUGIN)
 	ln -sf $(notdir $(PLUGIN)) $@
 
 # Unit tests and the host tests' thaw link against an ASan/UBSan build of the library, built once.
-$(B)/asan/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+$(B)/asan/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
 
-$(B)/asan/obj/resume/kconfig.o: kernel/thaw.config
+$(B)/asan/obj/resume/system/kconfig.o: kernel/thaw.config
 
 $(B)/asan/libthaw.a: $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
 	$(AR) rcs $@ $^
@@ -94,11 +95,11 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS   := $(filter-out -Werror -O2,$(CFLAGS)) -O1 -fno-omit-frame-pointer
 FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc
 
-$(B)/fuzz/obj/%.o: %.c $(wildcard resume/*.h crypto/*.h)
+$(B)/fuzz/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
 
-$(B)/fuzz/obj/resume/kconfig.o: kernel/thaw.config
+$(B)/fuzz/obj/resume/system/kconfig.o: kernel/thaw.config
 
 $(B)/fuzz/libthaw.a: $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
 	$(AR) rcs $@ $^

@@ -10,8 +10,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "clock.h"
-#include "devspec.h"
+#include "base/clock.h"
+#include "dev/devspec.h"
 #include "key_provider.h"
 #include "keysrc.h"
 

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <stdio.h>
 #include <string.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "key_provider.h"
 #include "keysrc.h"
 

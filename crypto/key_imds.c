@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base64.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "imds_url.h"
 #include "key_provider.h"
 #include "keysrc.h"

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "key_provider.h"
 #include "prompt.h"
-#include "util.h"
+#include "base/util.h"
 
 #define CONSOLE "/dev/console"
 #define CONSOLE_ACTIVE "/sys/class/tty/console/active"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "base64.h"
-#include "clock.h"
+#include "base/clock.h"
 #include "key_provider.h"
 #include "keysrc.h"
 

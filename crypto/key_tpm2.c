@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "key_provider.h"
 #include "luks.h"
 #include "tpm2.h"

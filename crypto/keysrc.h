@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "secret.h"
 
 enum keysrc_type {

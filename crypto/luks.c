@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libcryptsetup.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "luks.h"
 #include "luks_policy.h"
 #include "luks_token.h"

@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <libcryptsetup.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define FAIL(...) (snprintf(why, size, __VA_ARGS__), -EPROTO)
 

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "dm.h"
+#include "dev/dm.h"
 #include "luks_policy.h"
 
 /* The two ciphers thaw's containers are mapped with, without and with integrity. */

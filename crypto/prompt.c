@@ -5,7 +5,7 @@
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "prompt.h"
 
 static int write_all(int fd, const char *s)

@@ -18,7 +18,7 @@
 #include <openssl/kdf.h>
 #include <openssl/params.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define KEY_SALT "thaw-ticket-key-v1"
 #define MAC_DOMAIN "thaw-ticket-v1"

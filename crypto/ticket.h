@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fsmark.h"
+#include "dev/fsmark.h"
 #include "secret.h"
 
 #define TICKET_TOKEN_TYPE "thaw-ticket"

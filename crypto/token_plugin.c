@@ -8,11 +8,11 @@
 #include <sys/mman.h>
 #include <libcryptsetup.h>
 #include <json-c/json.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "keysrc.h"
 #include "luks.h"
 #include "luks_token.h"
-#include "power.h"
+#include "system/power.h"
 #include "secret.h"
 
 /*

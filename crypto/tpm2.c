@@ -12,7 +12,7 @@
 #include <tss2/tss2_mu.h>
 #include <tss2/tss2_rc.h>
 #include <tss2/tss2_tctildr.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "tpm2.h"
 #include "tpm2_esys.h"
 

@@ -8,8 +8,8 @@
 
 #include "imds_url.h"
 #include "luks_policy.h"
-#include "swapplan.h"
-#include "util.h"
+#include "swapin/swapplan.h"
+#include "base/util.h"
 
 void args_init(struct thaw_args *a)
 {

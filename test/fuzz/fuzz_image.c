@@ -5,10 +5,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "image.h"
-#include "imgcheck.h"
-#include "imgverify.h"
-#include "machine.h"
+#include "image/image.h"
+#include "image/imgcheck.h"
+#include "image/imgverify.h"
+#include "image/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 
 #include "args.h"
 #include "faketree.h"
-#include "resume.h"
+#include "boot/resume.h"
 
 static void test_defaults(void **state)
 {

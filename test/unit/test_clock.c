@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "clock.h"
+#include "base/clock.h"
 
 static void test_sleep_measured(void **state)
 {

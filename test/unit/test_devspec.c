@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <blkid.h>
 
-#include "devspec.h"
+#include "dev/devspec.h"
 #include "faketree.h"
 
 static int setup(void **state)

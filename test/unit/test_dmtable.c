@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "dm.h"
+#include "dev/dm.h"
 #include "luks_mapping.h"
 
 /* 64 bytes of key in hex, as the kernel shows a key that is not in the keyring. */

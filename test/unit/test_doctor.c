@@ -8,9 +8,9 @@
 #include <errno.h>
 #include <zlib.h>
 
-#include "doctor.h"
+#include "system/doctor.h"
 #include "faketree.h"
-#include "kconfig.h"
+#include "system/kconfig.h"
 
 /* The options of Debian's 6.1.0-57-amd64 config that kernel/thaw.config names (as Debian sets them). */
 static const char debian_61_config[] =

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "escape.h"
+#include "base/escape.h"
 
 static void check(const char *in, const char *want)
 {

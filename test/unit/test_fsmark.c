@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include "faketree.h"
-#include "fsmark.h"
+#include "dev/fsmark.h"
 
 static char img[PATH_MAX];
 

@@ -9,11 +9,11 @@
 #include <cmocka.h>
 
 #include "args.h"
-#include "dm.h"
+#include "dev/dm.h"
 #include "faketree.h"
-#include "handoff.h"
-#include "hibcheck.h"
-#include "power.h"
+#include "system/handoff.h"
+#include "hibernate/hibcheck.h"
+#include "system/power.h"
 
 static void fake_dm(const char *kname, const char *name, const char *dev)
 {

@@ -12,9 +12,9 @@
 #include <cmocka.h>
 
 #include "faketree.h"
-#include "image.h"
-#include "imgcheck.h"
-#include "machine.h"
+#include "image/image.h"
+#include "image/imgcheck.h"
+#include "image/machine.h"
 
 #define DEV_PAGES 1024
 #define IMAGE_PAGES 600 /* data pages: 2 meta pages, 603 stream pages, 2 map pages */

@@ -16,9 +16,9 @@
 #include <lz4.h>
 #include <lzo/lzo1x.h>
 
-#include "image.h"
-#include "fresh.h"
-#include "imgverify.h"
+#include "image/image.h"
+#include "boot/fresh.h"
+#include "image/imgverify.h"
 #include "ticket.h"
 
 #define DEV_PAGES 512

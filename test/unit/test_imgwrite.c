@@ -19,10 +19,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "image.h"
-#include "imgverify.h"
-#include "imgwrite.h"
-#include "swsusp.h"
+#include "image/image.h"
+#include "image/imgverify.h"
+#include "image/imgwrite.h"
+#include "image/swsusp.h"
 
 #define DEV_PAGES 2048
 #define DATA_PAGES 700

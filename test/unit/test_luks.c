@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <json.h>
 #include <libcryptsetup.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "luks.h"
 #include "luks_token.h"
 

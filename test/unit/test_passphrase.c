@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <termios.h>
 #include <cmocka.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "faketree.h"
 #include "key_provider.h"
 #include "prompt.h"

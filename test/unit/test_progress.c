@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "progress.h"
+#include "swapin/progress.h"
 
 static void test_midway(void **state)
 {

@@ -15,12 +15,12 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "clock.h"
+#include "base/clock.h"
 #include "faketree.h"
 #include "luks.h"
 #include "luks_token.h"
-#include "resume.h"
-#include "swsusp.h"
+#include "boot/resume.h"
+#include "image/swsusp.h"
 #include "ticket.h"
 
 #define GOOD "0123456789abcdef0123456789abcdef"

@@ -9,9 +9,9 @@
 #include <cmocka.h>
 
 #include "faketree.h"
-#include "swap.h"
-#include "swapfile.h"
-#include "swsusp.h"
+#include "system/swap.h"
+#include "system/swapfile.h"
+#include "image/swsusp.h"
 
 /* FIEMAP needs a real file system (ext4, xfs, btrfs); tmpfs has none: main() puts the files beside
  * the test binary (the build's file system) rather than in /tmp, and a test skips with the reason

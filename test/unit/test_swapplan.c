@@ -8,10 +8,10 @@
 #include <cmocka.h>
 
 #include "faketree.h"
-#include "pagemap.h"
-#include "power.h"
-#include "swapin.h"
-#include "swapplan.h"
+#include "swapin/pagemap.h"
+#include "system/power.h"
+#include "swapin/swapin.h"
+#include "swapin/swapplan.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -9,8 +9,8 @@
 #include <cmocka.h>
 
 #include "faketree.h"
-#include "swap.h"
-#include "swsusp.h"
+#include "system/swap.h"
+#include "image/swsusp.h"
 
 /* A page as mkswap leaves it (v1 header, "SWAPSPACE2" at 4086). */
 static void swap_page(uint8_t *p)

@@ -12,7 +12,7 @@
 #include <json-c/json.h>
 #include <openssl/evp.h>
 #include <tss2/tss2_mu.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "keysrc.h"
 #include "luks.h"
 #include "luks_token.h"

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include "clock.h"
+#include "base/clock.h"
 #include "secret.h"
 #include "tpm2.h"
 #include "tpm2_counter.h"

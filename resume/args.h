@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "image/format.h"
 #include "keysrc.h"
 
 #define ARGS_DEVICE_MAX 256
@@ -12,7 +13,7 @@
 #define ARGS_TIMEOUT_DEFAULT 30
 #define ARGS_TIMEOUT_MAX 3600
 #define ARGS_NAME_DEFAULT "thaw-swap"
-#define ARGS_OFFSET_MAX (INT64_MAX / 4096) /* offset * 4096 must fit an off_t */
+#define ARGS_OFFSET_MAX (INT64_MAX / SWSUSP_PAGE) /* offset * SWSUSP_PAGE must fit an off_t */
 #define ARGS_CMDLINE_MAX 16384     /* cap on /proc/cmdline or --cmdline */
 #define ARGS_CONF_MAX 16384        /* cap on thaw.conf */
 #define ARGS_TOKEN_MAX (KEYCHAIN_SPEC_MAX + 32)
@@ -23,7 +24,7 @@ struct thaw_args {
         char key[KEYCHAIN_SPEC_MAX];  /* rd.thaw.key= / key=, "": none, nothing unlocked */
         char name[ARGS_NAME_MAX];     /* rd.thaw.name= / name= */
         unsigned timeout_s;           /* rd.thaw.timeout= / timeout= */
-        uint64_t offset;              /* resume_offset= / offset=, in 4096-byte pages */
+        uint64_t offset;              /* resume_offset= / offset=, in SWSUSP_PAGE pages */
         bool noresume;                /* noresume, nohibernate, hibernate=no… */
         const char *noresume_by;      /* the parameter that set it, as shown to users; NULL if unset */
         bool disabled;                /* rd.thaw=0 */

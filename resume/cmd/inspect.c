@@ -66,7 +66,7 @@ static void print_text(const char *dev, uint64_t offset, const struct image_info
                 printf("%08" PRIx32 " (%u entries)\n", m->e820_crc, m->e820_entries);
         else
                 printf("unknown\n");
-        if (img->flags & IMAGE_SF_HW_SIG)
+        if (img->flags & SWSUSP_SF_HW_SIG)
                 printf("  hw signature:   %08" PRIx32 "\n", img->hw_sig);
         printf("  kernel:         %s\n", release);
         printf("  structure:      %s\n", structure);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "hibernate/snapshot.h"
 #include "base/clock.h"
+#include "image/format.h"
 #include "image/imgwrite.h"
 #include "ticket.h"
 #include "base/util.h"
@@ -32,18 +33,18 @@ static int read_page(void *ctx, uint8_t *page)
         ssize_t n;
 
         do
-                n = read(s->fd, page, IMGWRITE_PAGE);
+                n = read(s->fd, page, SWSUSP_PAGE);
         while (n < 0 && errno == EINTR);
         if (n < 0)
                 return -errno;
         if (n == 0)
                 return 0;
-        if (n != IMGWRITE_PAGE)
+        if (n != SWSUSP_PAGE)
                 return -EIO;
         if (s->mac) {
                 uint64_t t0 = clock_now_ns();
 
-                if (ticket_mac_update(s->mac, page, IMGWRITE_PAGE) < 0)
+                if (ticket_mac_update(s->mac, page, SWSUSP_PAGE) < 0)
                         return -EIO;
                 s->mac_ns += clock_now_ns() - t0;
         }
@@ -57,9 +58,9 @@ static int alloc_block(void *ctx, uint64_t *block)
 
         if (ioctl(s->fd, SNAPSHOT_ALLOC_SWAP_PAGE, &off) < 0)
                 return -errno;
-        if (off <= 0 || off % IMGWRITE_PAGE)
+        if (off <= 0 || off % SWSUSP_PAGE)
                 return -EINVAL;
-        *block = (uint64_t)off / IMGWRITE_PAGE;
+        *block = (uint64_t)off / SWSUSP_PAGE;
         return 0;
 }
 
@@ -150,7 +151,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         }
         kmsg(kmsg_fd, "wrote the image to %s: %" PRIu64 " pages in %" PRIu64 " blocks (%" PRIu64
              " MiB), CRC32 %08" PRIx32 ", in %.2f s (waiting for the disk %.2f s%s), flushed; powering off\n", t->dev,
-             res.pages, res.blocks, res.blocks * IMGWRITE_PAGE >> 20, res.crc, (double)(clock_now_ns() - t0) / 1e9,
+             res.pages, res.blocks, res.blocks * SWSUSP_PAGE >> 20, res.crc, (double)(clock_now_ns() - t0) / 1e9,
              (double)res.wait_ns / 1e9, mac_note);
         reboot(t->reboot ? RB_AUTOBOOT : RB_POWER_OFF);
         r = -errno;

@@ -17,9 +17,6 @@
 
 #include "image/swsusp.h"
 
-#define NEXT_OFF 4088
-#define CHUNK_PAGES 32 /* uncompressed pages per compressed chunk */
-#define CHUNK_DISK 35  /* pages a chunk can take on disk, worst case (facts 1.6) */
 #define SET_SLOTS_MAX ((size_t)1 << 20) /* 8 MiB for the visited set: map pages of a 1 TiB image */
 
 static uint64_t div_up(uint64_t a, uint64_t b)
@@ -29,9 +26,9 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 
 const char *image_compression(uint32_t flags)
 {
-        if (flags & IMAGE_SF_NOCOMPRESS)
+        if (flags & SWSUSP_SF_NOCOMPRESS)
                 return "none";
-        return flags & IMAGE_SF_LZ4 ? "lz4" : "lzo";
+        return flags & SWSUSP_SF_LZ4 ? "lz4" : "lzo";
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -50,10 +47,10 @@ int image_read_block(int fd, uint64_t block, uint8_t *buf)
 {
         size_t done = 0;
 
-        if (block > (uint64_t)INT64_MAX / IMAGE_PAGE)
+        if (block > (uint64_t)INT64_MAX / SWSUSP_PAGE)
                 return -ERANGE;
-        while (done < IMAGE_PAGE) {
-                ssize_t got = pread(fd, buf + done, IMAGE_PAGE - done, (off_t)(block * IMAGE_PAGE + done));
+        while (done < SWSUSP_PAGE) {
+                ssize_t got = pread(fd, buf + done, SWSUSP_PAGE - done, (off_t)(block * SWSUSP_PAGE + done));
 
                 if (got < 0 && errno == EINTR)
                         continue;
@@ -81,7 +78,7 @@ static int device_pages(int fd, uint64_t *out)
         } else {
                 return -ENOTBLK;
         }
-        *out = bytes / IMAGE_PAGE;
+        *out = bytes / SWSUSP_PAGE;
         return 0;
 }
 
@@ -124,18 +121,18 @@ static int in_device(const struct image_info *in, uint64_t b)
 /* The swsusp_info page: always uncompressed, stream entry 0. */
 static int check_info(struct image_info *in, const uint8_t *p)
 {
-        in->magic = bytes_le64(p + 24);
-        in->e820_crc = (uint32_t)bytes_le64(p + 32);
-        in->num_physpages = bytes_le64(p + 400);
-        in->image_pages = bytes_le64(p + 416);
-        in->pages = bytes_le64(p + 424);
-        in->size = bytes_le64(p + 432);
-        if (in->magic != IMAGE_X86_64_MAGIC)
+        in->magic = bytes_le64(p + SWSUSP_INFO_MAGIC_OFF);
+        in->e820_crc = (uint32_t)bytes_le64(p + SWSUSP_INFO_E820_CRC_OFF);
+        in->num_physpages = bytes_le64(p + SWSUSP_INFO_NUM_PHYSPAGES_OFF);
+        in->image_pages = bytes_le64(p + SWSUSP_INFO_IMAGE_PAGES_OFF);
+        in->pages = bytes_le64(p + SWSUSP_INFO_PAGES_OFF);
+        in->size = bytes_le64(p + SWSUSP_INFO_SIZE_OFF);
+        if (in->magic != SWSUSP_X86_64_MAGIC)
                 return defect(in, IMAGE_BAD_MAGIC, "the image header is not an x86_64 restore record "
                               "(magic %#" PRIx64 ")", in->magic);
         if (in->image_pages == 0 || in->image_pages >= IMAGE_PAGES_MAX ||
-            in->pages != in->image_pages + div_up(in->image_pages * 8, IMAGE_PAGE) + 1 ||
-            in->size != in->pages * IMAGE_PAGE)
+            in->pages != in->image_pages + div_up(in->image_pages * 8, SWSUSP_PAGE) + 1 ||
+            in->size != in->pages * SWSUSP_PAGE)
                 return defect(in, IMAGE_BAD_COUNTS, "the image header's page counts disagree (%" PRIu64
                               " data pages, %" PRIu64 " pages, %" PRIu64 " bytes)", in->image_pages,
                               in->pages, in->size);
@@ -145,28 +142,28 @@ static int check_info(struct image_info *in, const uint8_t *p)
 /* Most stream pages the image can take on disk, info page included. */
 static uint64_t max_entries(const struct image_info *in)
 {
-        if (in->flags & IMAGE_SF_NOCOMPRESS)
+        if (in->flags & SWSUSP_SF_NOCOMPRESS)
                 return in->pages;
-        return 1 + div_up(in->pages - 1, CHUNK_PAGES) * CHUNK_DISK;
+        return 1 + div_up(in->pages - 1, SWSUSP_CHUNK_PAGES) * SWSUSP_CHUNK_DISK_PAGES;
 }
 
 static uint64_t min_entries(const struct image_info *in)
 {
-        if (in->flags & IMAGE_SF_NOCOMPRESS)
+        if (in->flags & SWSUSP_SF_NOCOMPRESS)
                 return in->pages;
-        return 1 + div_up(in->pages - 1, CHUNK_PAGES);
+        return 1 + div_up(in->pages - 1, SWSUSP_CHUNK_PAGES);
 }
 
 /* Follow next_swap from in->image; page holds the first map page already. */
 static int walk_chain(int fd, struct image_info *in, uint8_t *page)
 {
-        uint64_t cap = div_up(max_entries(in), IMAGE_MAP_ENTRIES) + 1, block = in->image;
+        uint64_t cap = div_up(max_entries(in), SWSUSP_MAP_ENTRIES) + 1, block = in->image;
         struct blockset seen;
         int ended = 0, r = 0;
 
         /* A chain cannot hold more map pages than fit on the device beside their data. */
-        if (cap > in->device_pages / (IMAGE_MAP_ENTRIES + 1) + 1)
-                cap = in->device_pages / (IMAGE_MAP_ENTRIES + 1) + 1;
+        if (cap > in->device_pages / (SWSUSP_MAP_ENTRIES + 1) + 1)
+                cap = in->device_pages / (SWSUSP_MAP_ENTRIES + 1) + 1;
         if (cap > SET_SLOTS_MAX / 2 - 1)
                 cap = SET_SLOTS_MAX / 2 - 1;
         if (set_init(&seen, cap + 1) < 0)
@@ -183,7 +180,7 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                         goto out;
                 }
                 in->map_pages++;
-                for (size_t k = 0; k < IMAGE_MAP_ENTRIES && !ended; k++) {
+                for (size_t k = 0; k < SWSUSP_MAP_ENTRIES && !ended; k++) {
                         uint64_t e = bytes_le64(page + 8 * k);
 
                         if (e == 0) {
@@ -197,7 +194,7 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                                 in->entries++;
                         }
                 }
-                block = bytes_le64(page + NEXT_OFF);
+                block = bytes_le64(page + SWSUSP_MAP_NEXT_OFF);
                 if (block == 0)
                         break;
                 if (!in_device(in, block)) {
@@ -235,7 +232,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
         r = image_read_block(fd, offset, page);
         if (r < 0)
                 return r;
-        swsusp_parse(page, IMAGE_PAGE, &h);
+        swsusp_parse(page, SWSUSP_PAGE, &h);
         if (h.kind != SWSUSP_IMAGE)
                 return defect(in, IMAGE_NOT_IMAGE, "no hibernation image (%s)", swsusp_kind_name(h.kind));
         in->flags = h.flags;
@@ -253,10 +250,10 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return defect(in, IMAGE_BAD_BLOCK, "the image header page is at block %" PRIu64
                               ", outside the device (%" PRIu64 " blocks)", info, in->device_pages);
         /* page keeps the first map page for the walk; the info page goes to the other half. */
-        r = image_read_block(fd, info, page + IMAGE_PAGE);
+        r = image_read_block(fd, info, page + SWSUSP_PAGE);
         if (r < 0)
                 return r;
-        check_info(in, page + IMAGE_PAGE);
+        check_info(in, page + SWSUSP_PAGE);
         if (in->defect != IMAGE_OK)
                 return 0;
         return walk_chain(fd, in, page);
@@ -265,7 +262,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
 int image_read_fd(int fd, uint64_t offset, struct image_info *out)
 {
         struct image_info in = { .defect = IMAGE_OK };
-        uint8_t *page = malloc(2 * IMAGE_PAGE);
+        uint8_t *page = malloc(2 * SWSUSP_PAGE);
         int r;
 
         if (!page)
@@ -296,11 +293,11 @@ int image_read(const char *path, uint64_t offset, struct image_info *out)
 
 int image_unmark(const char *path, uint64_t offset)
 {
-        uint8_t page[IMAGE_PAGE];
+        uint8_t page[SWSUSP_PAGE];
         struct swsusp_header h;
         int fd, r;
 
-        if (offset > (uint64_t)INT64_MAX / IMAGE_PAGE)
+        if (offset > (uint64_t)INT64_MAX / SWSUSP_PAGE)
                 return -ERANGE;
         fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
@@ -311,7 +308,7 @@ int image_unmark(const char *path, uint64_t offset)
         if (r == 0) {
                 /* Exactly what the kernel's swsusp_check() writes: the swap signature comes back. */
                 memcpy(page + SWSUSP_SIG_OFF, page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_LEN);
-                if (pwrite(fd, page, sizeof(page), (off_t)(offset * IMAGE_PAGE)) != (ssize_t)sizeof(page))
+                if (pwrite(fd, page, sizeof(page), (off_t)(offset * SWSUSP_PAGE)) != (ssize_t)sizeof(page))
                         r = -EIO;
                 else if (fsync(fd) < 0)
                         r = -errno;

@@ -5,17 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IMAGE_PAGE 4096
-#define IMAGE_MAP_ENTRIES 511                 /* u64 block numbers per swap_map_page, then next */
-#define IMAGE_X86_64_MAGIC 0x23456789ABCDEF02ULL /* RESTORE_MAGIC of the x86_64 restore record */
-#define IMAGE_PAGES_MAX (UINT64_C(1) << 32)   /* 16 TiB of 4 KiB pages: more is not an image */
+#include "image/format.h"
 
-/* SF_* flags of the header page (kernel/power/power.h) */
-#define IMAGE_SF_PLATFORM 0x01
-#define IMAGE_SF_NOCOMPRESS 0x02
-#define IMAGE_SF_CRC32 0x04
-#define IMAGE_SF_HW_SIG 0x08
-#define IMAGE_SF_LZ4 0x10
+#define IMAGE_PAGES_MAX (UINT64_C(1) << 32)   /* 16 TiB of 4 KiB pages: more is not an image */
 
 /* What is wrong with the image itself, first found first; IMAGE_OK if nothing. */
 enum image_defect {
@@ -52,7 +44,7 @@ struct image_info {
  * device cannot be read (out untouched then). Reads at most a bounded number of pages.
  */
 int image_read_fd(int fd, uint64_t offset, struct image_info *out);
-/* Read the 4 KiB block number block of fd into buf (IMAGE_PAGE bytes); -ENODATA past the end. */
+/* Read the 4 KiB block number block of fd into buf (SWSUSP_PAGE bytes); -ENODATA past the end. */
 int image_read_block(int fd, uint64_t block, uint8_t *buf);
 int image_read(const char *path, uint64_t offset, struct image_info *out);
 

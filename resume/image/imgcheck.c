@@ -6,8 +6,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#define KNOWN_FLAGS_OLD 0x0F /* 6.1 .. 6.8: platform, nocompress, crc32, hw_sig */
-#define KNOWN_FLAGS_LZ4 0x1F /* 6.9+: and LZ4 */
+/* The flags the kernel knows: 6.1 .. 6.8, and 6.9+ with LZ4. */
+#define KNOWN_FLAGS_OLD (SWSUSP_SF_PLATFORM | SWSUSP_SF_NOCOMPRESS | SWSUSP_SF_CRC32 | SWSUSP_SF_HW_SIG)
+#define KNOWN_FLAGS_LZ4 (KNOWN_FLAGS_OLD | SWSUSP_SF_LZ4)
 
 __attribute__((format(printf, 3, 4)))
 static void fail(struct imgcheck *c, enum imgcheck_result r, const char *fmt, ...)
@@ -22,7 +23,7 @@ static void fail(struct imgcheck *c, enum imgcheck_result r, const char *fmt, ..
 
 unsigned long long imgcheck_mib(unsigned long long pages)
 {
-        return (pages * 4096 + (1ULL << 20) - 1) >> 20;
+        return (pages * SWSUSP_PAGE + (1ULL << 20) - 1) >> 20;
 }
 
 static int kernel_has_lz4_images(const struct machine_info *m)
@@ -37,9 +38,9 @@ static int kernel_has_lz4_images(const struct machine_info *m)
 static int check_flags(const struct image_info *img, const struct machine_info *m, struct imgcheck *c)
 {
         uint32_t known = m->kmajor == 0 || kernel_has_lz4_images(m) ? KNOWN_FLAGS_LZ4 : KNOWN_FLAGS_OLD;
-        bool lz4 = (img->flags & IMAGE_SF_LZ4) && !(img->flags & IMAGE_SF_NOCOMPRESS);
+        bool lz4 = (img->flags & SWSUSP_SF_LZ4) && !(img->flags & SWSUSP_SF_NOCOMPRESS);
 
-        if (lz4 && !(known & IMAGE_SF_LZ4)) {
+        if (lz4 && !(known & SWSUSP_SF_LZ4)) {
                 fail(c, IMGCHECK_LZ4, "the image is compressed with LZ4, which this kernel (%s) cannot "
                      "read (LZ4 images need Linux 6.9 or later): boot the kernel that wrote it",
                      m->release);
@@ -64,7 +65,7 @@ static int check_flags(const struct image_info *img, const struct machine_info *
 static int check_hw_sig(const struct image_info *img, const struct machine_info *m, bool s4_hwsig,
                         struct imgcheck *c)
 {
-        if (!(img->flags & IMAGE_SF_HW_SIG))
+        if (!(img->flags & SWSUSP_SF_HW_SIG))
                 return 0;
         if (!s4_hwsig) {
                 fail(c, IMGCHECK_HW_SIG, "the image carries the ACPI hardware signature %08" PRIx32 ", "

@@ -15,10 +15,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define PAGE IMAGE_PAGE
-#define CMP_HEADER 8 /* cmp_len, a size_t */
-#define CMP_PAGES 35 /* DIV_ROUND_UP(IMGVERIFY_CMP_MAX + CMP_HEADER, PAGE) */
-#define NEXT_OFF 4088
 
 /*
  * crc32_le without inversions, as kernel/power/swap.c's crc32_threadfn() chains it. zlib's crc32()
@@ -33,7 +29,7 @@ uint32_t imgverify_crc32(uint32_t crc, const void *data, size_t len)
 struct stream {
         int fd;
         const struct image_info *img;
-        uint8_t map[PAGE];
+        uint8_t map[SWSUSP_PAGE];
         size_t k;          /* next entry in map */
         uint64_t maps;     /* map pages read */
         imgverify_hook hook; /* NULL, or given the stream as the snapshot device gave it */
@@ -48,8 +44,8 @@ static int stream_next(struct stream *s, uint8_t *buf)
 
         if (s->left == 0)
                 return 0;
-        if (s->k == IMAGE_MAP_ENTRIES) {
-                uint64_t next = bytes_le64(s->map + NEXT_OFF);
+        if (s->k == SWSUSP_MAP_ENTRIES) {
+                uint64_t next = bytes_le64(s->map + SWSUSP_MAP_NEXT_OFF);
 
                 /* The device may have changed since the walk: stay inside what it checked. */
                 if (next == 0 || next >= s->img->device_pages || s->maps >= s->img->map_pages)
@@ -81,13 +77,13 @@ static int fail(struct imgverify *v, enum imgverify_result r, const char *fmt, .
 /* Decompress cmp (cmp_len bytes) into unc; the length produced, or -1. */
 static long decompress(const struct image_info *img, const uint8_t *cmp, size_t cmp_len, uint8_t *unc)
 {
-        if (img->flags & IMAGE_SF_LZ4) {
+        if (img->flags & SWSUSP_SF_LZ4) {
                 int n = LZ4_decompress_safe((const char *)cmp, (char *)unc, (int)cmp_len,
-                                            IMGVERIFY_UNC_MAX);
+                                            SWSUSP_UNC_MAX);
 
                 return n < 0 ? -1 : n;
         }
-        lzo_uint n = IMGVERIFY_UNC_MAX;
+        lzo_uint n = SWSUSP_UNC_MAX;
 
         if (lzo1x_decompress_safe(cmp, cmp_len, unc, &n, NULL) != LZO_E_OK)
                 return -1;
@@ -104,32 +100,32 @@ static int chunk(struct stream *s, uint8_t *cmp, uint8_t *unc, uint64_t remainin
         long unc_len;
         int r;
 
-        if (cmp_len == 0 || cmp_len > IMGVERIFY_CMP_MAX)
+        if (cmp_len == 0 || cmp_len > SWSUSP_CMP_MAX)
                 return fail(v, IMGVERIFY_LENGTH, "chunk %" PRIu64 " has an invalid compressed length "
                             "(%" PRIu64 " bytes)", v->chunks, cmp_len);
-        need = (CMP_HEADER + cmp_len + PAGE - 1) / PAGE;
+        need = (SWSUSP_CMP_HEADER + cmp_len + SWSUSP_PAGE - 1) / SWSUSP_PAGE;
         for (uint64_t i = 1; i < need; i++) {
-                r = stream_next(s, cmp + i * PAGE);
+                r = stream_next(s, cmp + i * SWSUSP_PAGE);
                 if (r < 0)
                         return r;
                 if (r == 0)
                         return fail(v, IMGVERIFY_TRUNCATED, "the image ends inside chunk %" PRIu64
                                     " (%" PRIu64 " of its %" PRIu64 " pages stored)", v->chunks, i, need);
         }
-        unc_len = decompress(s->img, cmp + CMP_HEADER, (size_t)cmp_len, unc);
+        unc_len = decompress(s->img, cmp + SWSUSP_CMP_HEADER, (size_t)cmp_len, unc);
         if (unc_len < 0)
                 return fail(v, IMGVERIFY_DECOMPRESS, "chunk %" PRIu64 " does not decompress (%s)",
                             v->chunks, image_compression(s->img->flags));
-        if (unc_len == 0 || unc_len > IMGVERIFY_UNC_MAX || unc_len % PAGE != 0)
+        if (unc_len == 0 || unc_len > SWSUSP_UNC_MAX || unc_len % SWSUSP_PAGE != 0)
                 return fail(v, IMGVERIFY_LENGTH, "chunk %" PRIu64 " has an invalid uncompressed length "
                             "(%ld bytes)", v->chunks, unc_len);
-        if ((uint64_t)unc_len / PAGE > remaining)
+        if ((uint64_t)unc_len / SWSUSP_PAGE > remaining)
                 return fail(v, IMGVERIFY_LENGTH, "chunk %" PRIu64 " goes past the image's end (%ld pages, "
-                            "%" PRIu64 " left)", v->chunks, unc_len / PAGE, remaining);
+                            "%" PRIu64 " left)", v->chunks, unc_len / SWSUSP_PAGE, remaining);
         if (s->hook && s->hook(s->hook_ctx, unc, (size_t)unc_len) < 0)
                 return -EIO;
         v->crc = imgverify_crc32(v->crc, unc, (size_t)unc_len);
-        v->pages += (uint64_t)unc_len / PAGE;
+        v->pages += (uint64_t)unc_len / SWSUSP_PAGE;
         v->chunks++;
         return 0;
 }
@@ -150,10 +146,10 @@ static int verify_compressed(struct stream *s, uint8_t *cmp, uint8_t *unc, struc
                 if (r != 0)
                         return r;
         }
-        if ((s->img->flags & IMAGE_SF_CRC32) && v->crc != s->img->crc32)
+        if ((s->img->flags & SWSUSP_SF_CRC32) && v->crc != s->img->crc32)
                 return fail(v, IMGVERIFY_CRC, "CRC32 mismatch (image %08" PRIx32 ", computed %08" PRIx32 ")",
                             s->img->crc32, v->crc);
-        if (s->img->flags & IMAGE_SF_CRC32)
+        if (s->img->flags & SWSUSP_SF_CRC32)
                 snprintf(v->why, sizeof(v->why), "CRC32 %08" PRIx32 " matches (%" PRIu64 " chunks, %"
                          PRIu64 " pages)", v->crc, v->chunks, v->pages);
         else
@@ -175,7 +171,7 @@ static int verify_plain(struct stream *s, uint8_t *page, struct imgverify *v)
                 if (r == 0)
                         return fail(v, IMGVERIFY_TRUNCATED, "the image ends after %" PRIu64 " of its %"
                                     PRIu64 " pages", v->pages, payload);
-                if (s->hook && s->hook(s->hook_ctx, page, PAGE) < 0)
+                if (s->hook && s->hook(s->hook_ctx, page, SWSUSP_PAGE) < 0)
                         return -EIO;
                 v->pages++;
         }
@@ -194,8 +190,8 @@ int imgverify_fd_hook(int fd, const struct image_info *img, imgverify_hook hook,
         if (img->defect != IMAGE_OK || img->pages < 2)
                 return -EINVAL;
         s = calloc(1, sizeof(*s));
-        cmp = malloc((size_t)CMP_PAGES * PAGE);
-        unc = malloc(IMGVERIFY_UNC_MAX);
+        cmp = malloc((size_t)SWSUSP_CHUNK_DISK_PAGES * SWSUSP_PAGE);
+        unc = malloc(SWSUSP_UNC_MAX);
         r = -ENOMEM;
         if (!s || !cmp || !unc)
                 goto out;
@@ -207,11 +203,11 @@ int imgverify_fd_hook(int fd, const struct image_info *img, imgverify_hook hook,
                 r = stream_next(s, cmp);
         if (r == 0)
                 r = -EIO;
-        if (r > 0 && hook && hook(ctx, cmp, PAGE) < 0)
+        if (r > 0 && hook && hook(ctx, cmp, SWSUSP_PAGE) < 0)
                 r = -EIO;
         if (r < 0)
                 goto out;
-        if (img->flags & IMAGE_SF_NOCOMPRESS)
+        if (img->flags & SWSUSP_SF_NOCOMPRESS)
                 r = verify_plain(s, cmp, &v);
         else
                 r = verify_compressed(s, cmp, unc, &v);

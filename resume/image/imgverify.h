@@ -6,9 +6,6 @@
 
 #include "image/image.h"
 
-#define IMGVERIFY_UNC_MAX 131072 /* UNC_SIZE: 32 pages per compressed chunk */
-#define IMGVERIFY_CMP_MAX 139333 /* bytes_worst_compress(UNC_SIZE) */
-
 enum imgverify_result {
         IMGVERIFY_OK,         /* the CRC32 matches (or, uncompressed, every page was read) */
         IMGVERIFY_LENGTH,     /* a chunk's compressed or uncompressed length breaks the kernel's rules */

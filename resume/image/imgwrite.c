@@ -17,11 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define PAGE IMGWRITE_PAGE
-#define MAP_ENTRIES 511            /* swap_map_page: 511 block numbers and next_swap */
-#define INFO_PAGES_OFF 424         /* swsusp_info.pages: stream pages, this one included */
-#define CHUNK_PAGES 32             /* LZO_UNC_PAGES */
-#define CHUNK_MAX (8 + IMGVERIFY_CMP_MAX) /* length field and the worst compressed size */
+#define CHUNK_MAX (SWSUSP_CMP_HEADER + SWSUSP_CMP_MAX) /* length field and the worst compressed size */
 #define RUN_PAGES 256              /* consecutive blocks written in one request: 1 MiB */
 #define RUNS 4                     /* requests in flight while the next run is compressed */
 
@@ -102,7 +98,7 @@ static int reap_one(struct writer *w)
         run = (struct run *)(uintptr_t)ev.data;
         run->busy = false;
         /* A block device with O_DIRECT writes all of it or fails: a short write is an error too. */
-        if (ev.res < 0 || (uint64_t)ev.res != run->n * PAGE)
+        if (ev.res < 0 || (uint64_t)ev.res != run->n * SWSUSP_PAGE)
                 return run_failed(w, run, ev.res < 0 ? (int)ev.res : -EIO);
         w->out->blocks += run->n;
         run->n = 0;
@@ -137,7 +133,7 @@ static int flush_run(struct writer *w)
         if (!w->aio) {
                 uint64_t t0 = clock_now_ns();
 
-                r = pwrite_all(w->fd, run->buf, run->n * PAGE, run->start * PAGE);
+                r = pwrite_all(w->fd, run->buf, run->n * SWSUSP_PAGE, run->start * SWSUSP_PAGE);
                 w->out->wait_ns += clock_now_ns() - t0;
                 if (r < 0)
                         return run_failed(w, run, r);
@@ -150,8 +146,8 @@ static int flush_run(struct writer *w)
         run->cb.aio_lio_opcode = IOCB_CMD_PWRITE;
         run->cb.aio_fildes = (uint32_t)w->fd;
         run->cb.aio_buf = (uint64_t)(uintptr_t)run->buf;
-        run->cb.aio_nbytes = run->n * PAGE;
-        run->cb.aio_offset = (int64_t)(run->start * PAGE);
+        run->cb.aio_nbytes = run->n * SWSUSP_PAGE;
+        run->cb.aio_offset = (int64_t)(run->start * SWSUSP_PAGE);
         cbs[0] = &run->cb;
         do
                 n = syscall(SYS_io_submit, w->aio, 1, cbs);
@@ -181,7 +177,7 @@ static int put_block(struct writer *w, uint64_t block, const uint8_t *page)
         }
         if (w->run->n == 0)
                 w->run->start = block;
-        memcpy(w->run->buf + w->run->n * PAGE, page, PAGE);
+        memcpy(w->run->buf + w->run->n * SWSUSP_PAGE, page, SWSUSP_PAGE);
         w->run->n++;
         return 0;
 }
@@ -221,14 +217,14 @@ static int write_page(struct writer *w, const uint8_t *page)
         if (r < 0)
                 return r;
         bytes_put_le(w->map + 8 * w->map_n++, block, 8);
-        if (w->map_n < MAP_ENTRIES)
+        if (w->map_n < SWSUSP_MAP_ENTRIES)
                 return 0;
         r = alloc_block(w, &next);
         if (r < 0)
                 return r;
-        bytes_put_le(w->map + 8 * MAP_ENTRIES, next, 8);
+        bytes_put_le(w->map + SWSUSP_MAP_NEXT_OFF, next, 8);
         r = put_block(w, w->map_block, w->map);
-        memset(w->map, 0, PAGE);
+        memset(w->map, 0, SWSUSP_PAGE);
         w->map_block = next;
         w->map_n = 0;
         return r;
@@ -241,18 +237,18 @@ static int write_chunk(struct writer *w, const uint8_t *unc, size_t len, uint8_t
         size_t total, pages;
         int r;
 
-        if (lzo1x_1_compress(unc, len, cmp + 8, &cmp_len, wrk) != LZO_E_OK || cmp_len == 0 ||
-            cmp_len > IMGVERIFY_CMP_MAX)
+        if (lzo1x_1_compress(unc, len, cmp + SWSUSP_CMP_HEADER, &cmp_len, wrk) != LZO_E_OK || cmp_len == 0 ||
+            cmp_len > SWSUSP_CMP_MAX)
                 return fail(w->out, -EIO, "LZO compression of chunk %" PRIu64 " failed", w->out->chunks);
         bytes_put_le(cmp, cmp_len, 8);
-        total = 8 + cmp_len;
-        pages = (total + PAGE - 1) / PAGE;
+        total = SWSUSP_CMP_HEADER + cmp_len;
+        pages = (total + SWSUSP_PAGE - 1) / SWSUSP_PAGE;
         /* The tail of the last page is the kernel's garbage; ours is zero. */
-        memset(cmp + total, 0, pages * PAGE - total);
+        memset(cmp + total, 0, pages * SWSUSP_PAGE - total);
         w->out->crc = imgverify_crc32(w->out->crc, unc, len);
         w->out->chunks++;
         for (size_t i = 0; i < pages; i++) {
-                r = write_page(w, cmp + i * PAGE);
+                r = write_page(w, cmp + i * SWSUSP_PAGE);
                 if (r < 0)
                         return r;
         }
@@ -270,7 +266,7 @@ static int stream(struct writer *w, const struct imgwrite_source *src, uint8_t *
         if (r <= 0)
                 return fail(w->out, r < 0 ? r : -ENODATA, "cannot read the image's first page: %s",
                             r < 0 ? strerror(-r) : "the snapshot is empty");
-        want = bytes_le64(unc + INFO_PAGES_OFF);
+        want = bytes_le64(unc + SWSUSP_INFO_PAGES_OFF);
         if (want < 2)
                 return fail(w->out, -EINVAL, "the snapshot's header page says %" PRIu64 " pages", want);
         w->out->pages = want;
@@ -283,7 +279,7 @@ static int stream(struct writer *w, const struct imgwrite_source *src, uint8_t *
         if (r < 0)
                 return r;
         for (;;) {
-                r = got < want ? src->read_page(src->ctx, unc + n * PAGE) : 0;
+                r = got < want ? src->read_page(src->ctx, unc + n * SWSUSP_PAGE) : 0;
                 if (r < 0)
                         return fail(w->out, r, "cannot read page %" PRIu64 " of the snapshot: %s", got,
                                     strerror(-r));
@@ -291,8 +287,8 @@ static int stream(struct writer *w, const struct imgwrite_source *src, uint8_t *
                         got++;
                         n++;
                 }
-                if (n > 0 && (n == CHUNK_PAGES || r == 0)) {
-                        int e = write_chunk(w, unc, n * PAGE, cmp, wrk);
+                if (n > 0 && (n == SWSUSP_CHUNK_PAGES || r == 0)) {
+                        int e = write_chunk(w, unc, n * SWSUSP_PAGE, cmp, wrk);
 
                         if (e < 0)
                                 return e;
@@ -327,20 +323,20 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
                 return fail(out, -EIO, "liblzo2 did not initialise");
         /* Page-aligned: the device is opened with O_DIRECT, around the page cache. */
         for (size_t i = 0; i < RUNS; i++)
-                if (posix_memalign((void **)&w.runs[i].buf, PAGE, RUN_PAGES * PAGE) != 0) {
+                if (posix_memalign((void **)&w.runs[i].buf, SWSUSP_PAGE, RUN_PAGES * SWSUSP_PAGE) != 0) {
                         fail(out, r, "out of memory");
                         goto out;
                 }
         w.run = &w.runs[0];
         w.next = 1;
-        if (posix_memalign((void **)&w.map, PAGE, PAGE) != 0 ||
-            posix_memalign((void **)&unc, PAGE, CHUNK_PAGES * PAGE) != 0 ||
-            posix_memalign((void **)&cmp, PAGE, (CHUNK_MAX + PAGE - 1) / PAGE * PAGE) != 0 ||
+        if (posix_memalign((void **)&w.map, SWSUSP_PAGE, SWSUSP_PAGE) != 0 ||
+            posix_memalign((void **)&unc, SWSUSP_PAGE, SWSUSP_CHUNK_PAGES * SWSUSP_PAGE) != 0 ||
+            posix_memalign((void **)&cmp, SWSUSP_PAGE, (CHUNK_MAX + SWSUSP_PAGE - 1) / SWSUSP_PAGE * SWSUSP_PAGE) != 0 ||
             !(wrk = malloc(LZO1X_1_MEM_COMPRESS))) {
                 fail(out, r, "out of memory");
                 goto out;
         }
-        memset(w.map, 0, PAGE);
+        memset(w.map, 0, SWSUSP_PAGE);
         /* No AIO (a kernel without it, aio-max-nr reached): one synchronous write at a time. */
         if (syscall(SYS_io_setup, RUNS, &w.aio) < 0)
                 w.aio = 0;
@@ -366,16 +362,16 @@ out:
 
 static int read_header(int fd, uint64_t block, uint8_t *page)
 {
-        ssize_t n = pread(fd, page, PAGE, (off_t)(block * PAGE));
+        ssize_t n = pread(fd, page, SWSUSP_PAGE, (off_t)(block * SWSUSP_PAGE));
 
         if (n < 0)
                 return -errno;
-        return n == PAGE ? 0 : -ENODATA;
+        return n == SWSUSP_PAGE ? 0 : -ENODATA;
 }
 
 static int write_header(int fd, uint64_t block, const uint8_t *page)
 {
-        int r = pwrite_all(fd, page, PAGE, block * PAGE);
+        int r = pwrite_all(fd, page, SWSUSP_PAGE, block * SWSUSP_PAGE);
 
         if (r == 0 && fdatasync(fd) < 0)
                 r = -errno;
@@ -387,13 +383,13 @@ static int load_header(int fd, uint64_t block, uint8_t **page, struct swsusp_hea
 {
         int r;
 
-        if (posix_memalign((void **)page, PAGE, PAGE) != 0) {
+        if (posix_memalign((void **)page, SWSUSP_PAGE, SWSUSP_PAGE) != 0) {
                 *page = NULL;
                 return -ENOMEM;
         }
         r = read_header(fd, block, *page);
         if (r == 0)
-                r = swsusp_parse(*page, PAGE, h);
+                r = swsusp_parse(*page, SWSUSP_PAGE, h);
         return r;
 }
 
@@ -402,7 +398,7 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
 {
         struct swsusp_header h;
         uint8_t *page;
-        uint32_t flags = IMAGE_SF_CRC32;
+        uint32_t flags = SWSUSP_SF_CRC32;
         int r;
 
         *tried = false;
@@ -411,10 +407,10 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
                 r = -EINVAL; /* mark_swapfiles(): "Swap header not found!" */
         if (r == 0) {
                 memcpy(page + SWSUSP_ORIG_SIG_OFF, page + SWSUSP_SIG_OFF, SWSUSP_SIG_LEN);
-                memcpy(page + SWSUSP_SIG_OFF, "S1SUSPEND\0", SWSUSP_SIG_LEN);
+                memcpy(page + SWSUSP_SIG_OFF, SWSUSP_SIG_IMAGE, SWSUSP_SIG_LEN);
                 bytes_put_le(page + SWSUSP_IMAGE_OFF, img->first_map, 8);
                 if (hw_sig) {
-                        flags |= IMAGE_SF_HW_SIG;
+                        flags |= SWSUSP_SF_HW_SIG;
                         bytes_put_le(page + SWSUSP_HW_SIG_OFF, hw_sig_value, 4);
                 }
                 bytes_put_le(page + SWSUSP_FLAGS_OFF, flags, 4);

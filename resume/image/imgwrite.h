@@ -12,8 +12,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IMGWRITE_PAGE 4096
-
 /* Where the pages come from: read_page fills one page, returns 1, 0 at the end, or -errno. */
 struct imgwrite_source {
         int (*read_page)(void *ctx, uint8_t *page);

@@ -65,8 +65,8 @@ struct json_object *inspect_json(const struct image_info *img, const struct mach
         add(i, "flags", json_object_new_int64(img->flags));
         add(i, "flag_names", json_object_new_string(flags));
         add(i, "compression", json_object_new_string(image_compression(img->flags)));
-        add(i, "crc32", img->flags & IMAGE_SF_CRC32 ? hex32(img->crc32) : NULL);
-        add(i, "hw_sig", img->flags & IMAGE_SF_HW_SIG ? hex32(img->hw_sig) : NULL);
+        add(i, "crc32", img->flags & SWSUSP_SF_CRC32 ? hex32(img->crc32) : NULL);
+        add(i, "hw_sig", img->flags & SWSUSP_SF_HW_SIG ? hex32(img->hw_sig) : NULL);
         add(i, "first_map_block", json_object_new_int64((int64_t)img->image));
         add(i, "map_pages", json_object_new_int64((int64_t)img->map_pages));
         add(i, "stored_pages", json_object_new_int64((int64_t)img->entries));

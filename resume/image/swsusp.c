@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char sig_image[SWSUSP_SIG_LEN] = "S1SUSPEND"; /* with its NUL: 10 bytes compared */
-static const char sig_swap[SWSUSP_SIG_LEN] = { 'S', 'W', 'A', 'P', 'S', 'P', 'A', 'C', 'E', '2' };
 
 int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out)
 {
@@ -18,10 +16,10 @@ int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out)
 
         if (len < SWSUSP_PAGE)
                 return -ENODATA;
-        if (memcmp(page + SWSUSP_SIG_OFF, sig_swap, SWSUSP_SIG_LEN) == 0) {
+        if (memcmp(page + SWSUSP_SIG_OFF, SWSUSP_SIG_SWAP, SWSUSP_SIG_LEN) == 0) {
                 h.kind = SWSUSP_SWAP;
-        } else if (memcmp(page + SWSUSP_SIG_OFF, sig_image, SWSUSP_SIG_LEN) == 0 &&
-                   memcmp(page + SWSUSP_ORIG_SIG_OFF, sig_swap, SWSUSP_SIG_LEN) == 0) {
+        } else if (memcmp(page + SWSUSP_SIG_OFF, SWSUSP_SIG_IMAGE, SWSUSP_SIG_LEN) == 0 &&
+                   memcmp(page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_SWAP, SWSUSP_SIG_LEN) == 0) {
                 h.kind = SWSUSP_IMAGE;
                 h.image = bytes_le64(page + SWSUSP_IMAGE_OFF);
                 h.flags = bytes_le32(page + SWSUSP_FLAGS_OFF);

@@ -4,14 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SWSUSP_PAGE 4096
-#define SWSUSP_SIG_OFF 4086     /* "S1SUSPEND\0" or "SWAPSPACE2", 10 bytes */
-#define SWSUSP_ORIG_SIG_OFF 4076
-#define SWSUSP_FLAGS_OFF 4072
-#define SWSUSP_IMAGE_OFF 4064
-#define SWSUSP_SIG_LEN 10
-#define SWSUSP_HW_SIG_OFF 4056  /* ACPI hardware signature, with SF_HW_SIG */
-#define SWSUSP_CRC32_OFF 4060   /* the image's CRC32, with SF_CRC32_MODE */
+#include "image/format.h"
 
 enum swsusp_kind {
         SWSUSP_OTHER, /* neither: not swap, or a foreign format */

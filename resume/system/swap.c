@@ -96,7 +96,7 @@ int swap_write_header_fd(int fd, const char *label, char *uuid, size_t uuid_size
         memcpy(page + UUID_OFF, id, sizeof(id));
         if (label)
                 memcpy(page + LABEL_OFF, label, strlen(label));
-        memcpy(page + SWSUSP_SIG_OFF, "SWAPSPACE2", SWSUSP_SIG_LEN);
+        memcpy(page + SWSUSP_SIG_OFF, SWSUSP_SIG_SWAP, SWSUSP_SIG_LEN);
         r = write_all(fd, page, sizeof(page));
         if (r == 0 && fsync(fd) < 0)
                 r = -errno;

@@ -48,7 +48,7 @@ static void build(uint32_t flags)
                 put64(dev[1 + i / 511] + 8 * (i % 511), MAPS + 1 + i);
         for (int m = 1; m < MAPS; m++)
                 put64(dev[m] + 4088, (uint64_t)m + 1);
-        put64(dev[MAPS + 1] + 24, IMAGE_X86_64_MAGIC);
+        put64(dev[MAPS + 1] + 24, SWSUSP_X86_64_MAGIC);
         put64(dev[MAPS + 1] + 32, 0xc3772fbf);
         put64(dev[MAPS + 1] + 400, PHYS);
         put64(dev[MAPS + 1] + 416, IMAGE_PAGES);
@@ -77,7 +77,7 @@ static void test_good_image(void **state)
         struct image_info in;
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         in = read_it();
         assert_int_equal(in.defect, IMAGE_OK);
         assert_int_equal(in.map_pages, MAPS);
@@ -102,13 +102,13 @@ static void test_chain_loop(void **state)
         struct image_info in;
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[2] + 4088, 1); /* the second map page points back to the first */
         in = read_it();
         assert_int_equal(in.defect, IMAGE_CHAIN_LOOP);
         assert_string_equal(in.why, "the swap-map chain loops back to block 1 after 2 map pages");
 
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[2] + 4088, 2); /* onto itself */
         assert_int_equal(read_it().defect, IMAGE_CHAIN_LOOP);
 }
@@ -117,7 +117,7 @@ static void test_chain_loop(void **state)
 static void test_chain_too_long(void **state)
 {
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         for (uint64_t b = 2; b < DEV_PAGES - 1; b++)
                 put64(dev[b] + 4088, b + 1);
         put64(dev[DEV_PAGES - 1] + 4088, 2);
@@ -130,21 +130,21 @@ static void test_block_outside(void **state)
         struct image_info in;
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[2] + 8 * 5, DEV_PAGES); /* one past the end */
         in = read_it();
         assert_int_equal(in.defect, IMAGE_BAD_BLOCK);
         assert_string_equal(in.why, "data page 516 is at block 1024, outside the device (1024 blocks)");
 
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[1] + 4088, UINT64_MAX);
         assert_int_equal(read_it().defect, IMAGE_BAD_BLOCK);
 
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[0] + 4064, 5000);
         assert_int_equal(read_it().defect, IMAGE_BAD_BLOCK);
 
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[1], 0); /* no header page */
         assert_int_equal(read_it().defect, IMAGE_BAD_BLOCK);
 }
@@ -152,7 +152,7 @@ static void test_block_outside(void **state)
 static void test_truncated(void **state)
 {
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[2] + 8 * 10, 0);
         assert_int_equal(read_it().defect, IMAGE_TRUNCATED);
 }
@@ -162,7 +162,7 @@ static void test_bad_magic(void **state)
         struct image_info in;
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[MAPS + 1] + 24, 0x12345679);
         in = read_it();
         assert_int_equal(in.defect, IMAGE_BAD_MAGIC);
@@ -175,11 +175,11 @@ static void test_bad_counts(void **state)
 
         (void)state;
         for (size_t i = 0; i < 3; i++) {
-                build(IMAGE_SF_NOCOMPRESS);
+                build(SWSUSP_SF_NOCOMPRESS);
                 dev[MAPS + 1][off[i]]++;
                 assert_int_equal(read_it().defect, IMAGE_BAD_COUNTS);
         }
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[MAPS + 1] + 416, UINT64_MAX / 8); /* the count must not overflow into sense */
         assert_int_equal(read_it().defect, IMAGE_BAD_COUNTS);
 }
@@ -190,7 +190,7 @@ static void test_short_device(void **state)
         char path[PATH_MAX];
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         ft_put("/dev/swap", dev, 4096); /* only the header page */
         ft_abs(path, sizeof(path), "/dev/swap");
         assert_int_equal(image_read(path, 0, &in), 0);
@@ -291,9 +291,9 @@ static void test_check_good(void **state)
 
         (void)state;
         machine_fixture("6.1.0-57-amd64\n");
-        c = check(IMAGE_SF_NOCOMPRESS, false);
+        c = check(SWSUSP_SF_NOCOMPRESS, false);
         assert_int_equal(c.result, IMGCHECK_OK);
-        c = check(IMAGE_SF_CRC32 | IMAGE_SF_PLATFORM, false);
+        c = check(SWSUSP_SF_CRC32 | SWSUSP_SF_PLATFORM, false);
         assert_int_equal(c.result, IMGCHECK_OK);
 }
 
@@ -303,25 +303,25 @@ static void test_check_flags(void **state)
 
         (void)state;
         machine_fixture("6.1.0-57-amd64\n");
-        c = check(IMAGE_SF_CRC32 | IMAGE_SF_LZ4, false);
+        c = check(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4, false);
         assert_int_equal(c.result, IMGCHECK_LZ4);
         assert_string_equal(c.why, "the image is compressed with LZ4, which this kernel (6.1.0-57-amd64) "
                                    "cannot read (LZ4 images need Linux 6.9 or later): boot the kernel "
                                    "that wrote it");
-        c = check(IMAGE_SF_CRC32 | 0x40, false);
+        c = check(SWSUSP_SF_CRC32 | 0x40, false);
         assert_int_equal(c.result, IMGCHECK_FLAGS);
         assert_string_equal(imgcheck_name(c.result), "flags");
 
         /* 6.12 knows LZ4; whether it has the compressor decides. */
         machine_fixture("6.12.38+deb13-amd64\n");
-        assert_int_equal(check(IMAGE_SF_CRC32 | IMAGE_SF_LZ4, false).result, IMGCHECK_OK); /* unknown */
+        assert_int_equal(check(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4, false).result, IMGCHECK_OK); /* unknown */
         ft_puts("/lib/modules/6.12.38+deb13-amd64/modules.builtin", "kernel/crypto/lzo.ko\n");
-        c = check(IMAGE_SF_CRC32 | IMAGE_SF_LZ4, false);
+        c = check(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4, false);
         assert_int_equal(c.result, IMGCHECK_LZ4);
         assert_non_null(strstr(c.why, "has no lz4 compressor"));
         ft_puts("/lib/modules/6.12.38+deb13-amd64/kernel/crypto/lz4.ko.xz", "");
-        assert_int_equal(check(IMAGE_SF_CRC32 | IMAGE_SF_LZ4, false).result, IMGCHECK_OK);
-        assert_int_equal(check(IMAGE_SF_CRC32 | 0x20, false).result, IMGCHECK_FLAGS);
+        assert_int_equal(check(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4, false).result, IMGCHECK_OK);
+        assert_int_equal(check(SWSUSP_SF_CRC32 | 0x20, false).result, IMGCHECK_FLAGS);
 }
 
 static void test_check_hw_sig(void **state)
@@ -331,18 +331,18 @@ static void test_check_hw_sig(void **state)
 
         (void)state;
         machine_fixture("6.1.0-57-amd64\n");
-        assert_int_equal(check(IMAGE_SF_HW_SIG | IMAGE_SF_CRC32, true).result, IMGCHECK_OK);
-        c = check(IMAGE_SF_HW_SIG | IMAGE_SF_CRC32, false);
+        assert_int_equal(check(SWSUSP_SF_HW_SIG | SWSUSP_SF_CRC32, true).result, IMGCHECK_OK);
+        c = check(SWSUSP_SF_HW_SIG | SWSUSP_SF_CRC32, false);
         assert_int_equal(c.result, IMGCHECK_HW_SIG);
         assert_non_null(strstr(c.why, "cafe0001, which this kernel only accepts with acpi_sleep=s4_hwsig"));
         put32(facs + 8, 0xcafe0002);
         ft_put("/sys/firmware/acpi/tables/FACS", facs, sizeof(facs));
-        c = check(IMAGE_SF_HW_SIG | IMAGE_SF_CRC32, true);
+        c = check(SWSUSP_SF_HW_SIG | SWSUSP_SF_CRC32, true);
         assert_int_equal(c.result, IMGCHECK_HW_SIG);
         assert_string_equal(c.why, "the ACPI hardware signature changed (cafe0001 in the image, cafe0002 "
                                    "now): the image was made on other hardware");
         /* Without the flag the signature is not compared. */
-        assert_int_equal(check(IMAGE_SF_CRC32, true).result, IMGCHECK_OK);
+        assert_int_equal(check(SWSUSP_SF_CRC32, true).result, IMGCHECK_OK);
 }
 
 static void test_check_memory(void **state)
@@ -353,13 +353,13 @@ static void test_check_memory(void **state)
         machine_fixture("6.1.0-57-amd64\n");
         ft_puts("/proc/zoneinfo", "Node 0, zone DMA\n        present  3998\nNode 0, zone DMA32\n"
                                   "        present  258016\n");
-        c = check(IMAGE_SF_NOCOMPRESS, false);
+        c = check(SWSUSP_SF_NOCOMPRESS, false);
         assert_int_equal(c.result, IMGCHECK_MEMORY);
         assert_string_equal(c.why, "image was made with 768 MiB of memory, this machine has 1024 MiB");
         assert_string_equal(imgcheck_name(c.result), "memory");
         /* Off by one page: the same MiB, so pages are named. */
         ft_puts("/proc/zoneinfo", "        present  196479\n");
-        c = check(IMAGE_SF_NOCOMPRESS, false);
+        c = check(SWSUSP_SF_NOCOMPRESS, false);
         assert_int_equal(c.result, IMGCHECK_MEMORY);
         assert_string_equal(c.why, "image was made with 196478 pages of memory, this machine has 196479");
 }
@@ -371,11 +371,11 @@ static void test_check_e820(void **state)
         (void)state;
         machine_fixture("6.1.0-57-amd64\n");
         memmap(3, "0x100000\n", "0x3fffffff\n", "System RAM\n");
-        c = check(IMAGE_SF_NOCOMPRESS, false);
+        c = check(SWSUSP_SF_NOCOMPRESS, false);
         assert_int_equal(c.result, IMGCHECK_E820);
         assert_non_null(strstr(c.why, "e820 checksum c3772fbf in the image, "));
         memmap(3, "0x100000\n", "0x2fffffff\n", "ACPI Tables\n");
-        assert_int_equal(check(IMAGE_SF_NOCOMPRESS, false).result, IMGCHECK_E820);
+        assert_int_equal(check(SWSUSP_SF_NOCOMPRESS, false).result, IMGCHECK_E820);
 }
 
 static void test_check_malformed(void **state)
@@ -386,7 +386,7 @@ static void test_check_malformed(void **state)
 
         (void)state;
         machine_fixture("6.1.0-57-amd64\n");
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         put64(dev[2] + 4088, 1);
         in = read_it();
         machine_read(ft_root, &m);
@@ -401,7 +401,7 @@ static void test_unmark(void **state)
         char path[PATH_MAX];
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         save();
         ft_abs(path, sizeof(path), "/dev/swap");
         assert_int_equal(image_unmark(path, 0), 0);

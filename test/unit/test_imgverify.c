@@ -82,8 +82,8 @@ static size_t compress_chunk(bool lz4, const uint8_t *in, size_t len, uint8_t *o
 /* Header at 0, one map page at 1, the info page at 2, compressed chunks from 3 on. */
 static void build(uint32_t flags)
 {
-        static uint8_t cmp[IMGVERIFY_CMP_MAX + 4096];
-        bool lz4 = flags & IMAGE_SF_LZ4;
+        static uint8_t cmp[SWSUSP_CMP_MAX + 4096];
+        bool lz4 = flags & SWSUSP_SF_LZ4;
         uint64_t block = FIRST + 1;
         uint32_t crc = 0;
         size_t c = 0;
@@ -94,14 +94,14 @@ static void build(uint32_t flags)
         memcpy(dev[0] + 4086, "S1SUSPEND\0", 10);
         put64(dev[0] + 4064, 1);
         put32(dev[0] + 4072, flags);
-        put64(dev[FIRST] + 24, IMAGE_X86_64_MAGIC);
+        put64(dev[FIRST] + 24, SWSUSP_X86_64_MAGIC);
         put64(dev[FIRST] + 400, 196478);
         put64(dev[FIRST] + 416, DATA_PAGES);
         put64(dev[FIRST] + 424, PAGES);
         put64(dev[FIRST] + 432, (uint64_t)PAGES * 4096);
         for (size_t p = 0; p < PAYLOAD; p += 32, c++) {
                 size_t n = PAYLOAD - p < 32 ? PAYLOAD - p : 32;
-                size_t len = compress_chunk(lz4, payload[p], n * 4096, cmp + 8, IMGVERIFY_CMP_MAX);
+                size_t len = compress_chunk(lz4, payload[p], n * 4096, cmp + 8, SWSUSP_CMP_MAX);
 
                 crc = ref_crc(crc, payload[p], n * 4096);
                 put64(cmp, len);
@@ -157,7 +157,7 @@ static void test_good(void **state)
 
         (void)state;
         for (int lz4 = 0; lz4 < 2; lz4++) {
-                build(IMAGE_SF_CRC32 | (lz4 ? IMAGE_SF_LZ4 : 0));
+                build(SWSUSP_SF_CRC32 | (lz4 ? SWSUSP_SF_LZ4 : 0));
                 assert_true(chunk_block[1] - chunk_block[0] > 1); /* multi-page chunks */
                 assert_int_equal(verify(&v), 0);
                 assert_int_equal(v.result, IMGVERIFY_OK);
@@ -175,7 +175,7 @@ static void test_flipped_byte(void **state)
 
         (void)state;
         /* LZO: a byte in a literal run of chunk 1 decompresses, to other data. */
-        build(IMAGE_SF_CRC32);
+        build(SWSUSP_SF_CRC32);
         dev[chunk_block[1]][8 + 100] ^= 0x01;
         assert_int_equal(verify(&v), 0);
         assert_int_equal(v.result, IMGVERIFY_CRC);
@@ -184,7 +184,7 @@ static void test_flipped_byte(void **state)
         assert_string_equal(v.why, want);
         assert_int_not_equal(v.crc, ref_crc(0, payload[0], sizeof(payload)));
         /* LZ4, in a literal run of chunk 2. */
-        build(IMAGE_SF_CRC32 | IMAGE_SF_LZ4);
+        build(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4);
         dev[chunk_block[2]][8 + 50] ^= 0x80;
         assert_int_equal(verify(&v), 0);
         assert_int_equal(v.result, IMGVERIFY_CRC);
@@ -195,16 +195,16 @@ static void test_bad_cmp_len(void **state)
         struct imgverify v;
 
         (void)state;
-        build(IMAGE_SF_CRC32);
+        build(SWSUSP_SF_CRC32);
         put64(dev[chunk_block[1]], 0);
         assert_int_equal(verify(&v), 0);
         assert_int_equal(v.result, IMGVERIFY_LENGTH);
         assert_string_equal(v.why, "chunk 1 has an invalid compressed length (0 bytes)");
-        build(IMAGE_SF_CRC32);
-        put64(dev[chunk_block[0]], IMGVERIFY_CMP_MAX + 1);
+        build(SWSUSP_SF_CRC32);
+        put64(dev[chunk_block[0]], SWSUSP_CMP_MAX + 1);
         assert_int_equal(verify(&v), 0);
         assert_int_equal(v.result, IMGVERIFY_LENGTH);
-        build(IMAGE_SF_CRC32 | IMAGE_SF_LZ4);
+        build(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4);
         put64(dev[chunk_block[0]], UINT64_MAX);
         assert_int_equal(verify(&v), 0);
         assert_int_equal(v.result, IMGVERIFY_LENGTH);
@@ -215,7 +215,7 @@ static void test_truncated_chunk(void **state)
         struct imgverify v;
 
         (void)state;
-        build(IMAGE_SF_CRC32);
+        build(SWSUSP_SF_CRC32);
         /* The map ends in the middle of the last chunk: the chain then lists too few pages. */
         put64(dev[1] + 8 * (stream_len - 1), 0);
         {
@@ -230,8 +230,8 @@ static void test_truncated_chunk(void **state)
                 close(fd);
         }
         /* A chunk claims more pages than the stream still has. */
-        build(IMAGE_SF_CRC32);
-        put64(dev[chunk_block[3]], IMGVERIFY_CMP_MAX);
+        build(SWSUSP_SF_CRC32);
+        put64(dev[chunk_block[3]], SWSUSP_CMP_MAX);
         assert_int_equal(verify(&v), 0);
         assert_int_equal(v.result, IMGVERIFY_TRUNCATED);
         assert_non_null(strstr(v.why, "the image ends inside chunk 3"));
@@ -242,7 +242,7 @@ static void test_decompress(void **state)
         struct imgverify v;
 
         (void)state;
-        build(IMAGE_SF_CRC32 | IMAGE_SF_LZ4);
+        build(SWSUSP_SF_CRC32 | SWSUSP_SF_LZ4);
         memset(dev[chunk_block[0]] + 8, 0xff, 64); /* a match offset before the start */
         assert_int_equal(verify(&v), 0);
         assert_true(v.result == IMGVERIFY_DECOMPRESS || v.result == IMGVERIFY_LENGTH);
@@ -254,7 +254,7 @@ static void test_too_long(void **state)
         struct imgverify v;
 
         (void)state;
-        build(IMAGE_SF_CRC32);
+        build(SWSUSP_SF_CRC32);
         put64(dev[FIRST] + 416, 60);
         put64(dev[FIRST] + 424, 62);
         put64(dev[FIRST] + 432, 62 * 4096);
@@ -268,7 +268,7 @@ static void test_uncompressed(void **state)
         struct imgverify v;
 
         (void)state;
-        build(IMAGE_SF_NOCOMPRESS);
+        build(SWSUSP_SF_NOCOMPRESS);
         for (uint64_t i = 0; i < PAGES; i++)
                 put64(dev[1] + 8 * i, FIRST + i);
         assert_int_equal(verify(&v), 0);
@@ -302,7 +302,7 @@ static void test_image_hmac(void **state)
         int fd;
 
         (void)state;
-        build(IMAGE_SF_CRC32);
+        build(SWSUSP_SF_CRC32);
         assert_int_equal(ticket_mac_begin(&key, &m), 0);
         assert_int_equal(ticket_mac_update(m, dev[FIRST], 4096), 0);
         assert_int_equal(ticket_mac_update(m, payload, sizeof(payload)), 0);

@@ -84,7 +84,7 @@ static void fill_stream(void)
         uint32_t x = 88172645u;
 
         memset(stream_pages, 0, sizeof(stream_pages));
-        put64(stream_pages[0] + 24, IMAGE_X86_64_MAGIC);
+        put64(stream_pages[0] + 24, SWSUSP_X86_64_MAGIC);
         put64(stream_pages[0] + 400, 196478);
         put64(stream_pages[0] + 416, DATA_PAGES);
         put64(stream_pages[0] + 424, PAGES);
@@ -151,7 +151,7 @@ static void test_roundtrip(void **state)
         assert_true(tried);
         assert_int_equal(image_read_fd(fd, 0, &in), 0);
         assert_int_equal(in.defect, IMAGE_OK);
-        assert_int_equal(in.flags, IMAGE_SF_CRC32);
+        assert_int_equal(in.flags, SWSUSP_SF_CRC32);
         assert_int_equal(in.crc32, crc);
         assert_int_equal(in.pages, PAGES);
         assert_int_equal(in.image_pages, DATA_PAGES);
@@ -184,7 +184,7 @@ static void test_hw_sig(void **state)
         assert_int_equal(imgwrite_stream(fd, &src, &al, &res), 0);
         assert_int_equal(imgwrite_header(fd, 0, &res, true, 0x5eed1234u, &tried), 0);
         assert_int_equal(image_read_fd(fd, 0, &in), 0);
-        assert_int_equal(in.flags, IMAGE_SF_CRC32 | IMAGE_SF_HW_SIG);
+        assert_int_equal(in.flags, SWSUSP_SF_CRC32 | SWSUSP_SF_HW_SIG);
         assert_int_equal(in.hw_sig, 0x5eed1234u);
         close(fd);
 }

@@ -2,6 +2,7 @@
 /* Full verification of a hibernation image: decompress every chunk and check the kernel's CRC32. */
 #include "image/imgverify.h"
 #include "base/bytes.h"
+#include "image/imgcrc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,17 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
-
-/*
- * crc32_le without inversions, as kernel/power/swap.c's crc32_threadfn() chains it. zlib's crc32()
- * inverts on the way in and out: zlib(c, d) = ~raw(~c, d), so raw(c, d) = ~zlib(~c, d).
- */
-uint32_t imgverify_crc32(uint32_t crc, const void *data, size_t len)
-{
-        return ~(uint32_t)crc32_z(~crc & 0xFFFFFFFFu, data, len);
-}
 
 /* The stream pages in order, read through the map chain image_read_fd() validated. */
 struct stream {
@@ -124,7 +115,7 @@ static int chunk(struct stream *s, uint8_t *cmp, uint8_t *unc, uint64_t remainin
                             "%" PRIu64 " left)", v->chunks, unc_len / SWSUSP_PAGE, remaining);
         if (s->hook && s->hook(s->hook_ctx, unc, (size_t)unc_len) < 0)
                 return -EIO;
-        v->crc = imgverify_crc32(v->crc, unc, (size_t)unc_len);
+        v->crc = imgcrc_update(v->crc, unc, (size_t)unc_len);
         v->pages += (uint64_t)unc_len / SWSUSP_PAGE;
         v->chunks++;
         return 0;

@@ -39,6 +39,3 @@ typedef int (*imgverify_hook)(void *ctx, const void *data, size_t len);
 int imgverify_fd_hook(int fd, const struct image_info *img, imgverify_hook hook, void *ctx, struct imgverify *out);
 int imgverify_hooked(const char *path, const struct image_info *img, imgverify_hook hook, void *ctx,
                      struct imgverify *out);
-
-/* Kernel crc32_le(crc, data) with no inversions (its image CRC), through zlib; 0 to start. */
-uint32_t imgverify_crc32(uint32_t crc, const void *data, size_t len);

@@ -3,7 +3,7 @@
 #include "base/bytes.h"
 #include "base/clock.h"
 #include "image/image.h"
-#include "image/imgverify.h"
+#include "image/imgcrc.h"
 #include "image/swsusp.h"
 
 #include <errno.h>
@@ -245,7 +245,7 @@ static int write_chunk(struct writer *w, const uint8_t *unc, size_t len, uint8_t
         pages = (total + SWSUSP_PAGE - 1) / SWSUSP_PAGE;
         /* The tail of the last page is the kernel's garbage; ours is zero. */
         memset(cmp + total, 0, pages * SWSUSP_PAGE - total);
-        w->out->crc = imgverify_crc32(w->out->crc, unc, len);
+        w->out->crc = imgcrc_update(w->out->crc, unc, len);
         w->out->chunks++;
         for (size_t i = 0; i < pages; i++) {
                 r = write_page(w, cmp + i * SWSUSP_PAGE);

@@ -673,7 +673,7 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
         int r;
 
         if (c->args->mismatch_discard) {
-                r = image_unmark(mapper, c->args->offset);
+                r = swsusp_unmark(mapper, c->args->offset);
                 if (r == 0) {
                         SAY(c, LOG_WARNING, "not resuming the image on %s: %s; rd.thaw.mismatch=discard: "
                             "image discarded, boot continues, swap ready", shown, why);
@@ -828,7 +828,7 @@ static enum resume_outcome drop_stale(const struct resume_ctx *c, const char *ma
         int r;
 
         note_reason(c, reason_name);
-        r = image_unmark(mapper, c->args->offset);
+        r = swsusp_unmark(mapper, c->args->offset);
         if (r == 0) {
                 SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image discarded, boot continues, swap ready",
                     shown, why);

@@ -3,6 +3,7 @@
 #include "base/clock.h"
 #include "image/format.h"
 #include "image/imgwrite.h"
+#include "image/swsusp.h"
 #include "ticket.h"
 #include "base/util.h"
 
@@ -143,7 +144,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value, &tried);
         if (r < 0) {
                 /* A failed write or flush of the header may have left the mark on disk. */
-                if (tried && imgwrite_unmark(dev, t->offset) < 0)
+                if (tried && swsusp_unmark_fd(dev, t->offset) < 0)
                         stop(kmsg_fd, t);
                 return say(why, size, r, "cannot mark the swap header at page %" PRIu64 " of %s: %s%s",
                            t->offset, t->dev, strerror(-r),
@@ -156,7 +157,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         reboot(t->reboot ? RB_AUTOBOOT : RB_POWER_OFF);
         r = -errno;
         /* Still running: the image must not be resumed later, over a system that went on. */
-        if (imgwrite_unmark(dev, t->offset) < 0)
+        if (swsusp_unmark_fd(dev, t->offset) < 0)
                 stop(kmsg_fd, t);
         return say(why, size, r, "the image was written but %s failed (%s); it was unmarked again",
                    t->reboot ? "reboot" : "power-off", strerror(-r));

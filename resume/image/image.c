@@ -43,26 +43,6 @@ static int defect(struct image_info *in, enum image_defect d, const char *fmt, .
         return 0;
 }
 
-int image_read_block(int fd, uint64_t block, uint8_t *buf)
-{
-        size_t done = 0;
-
-        if (block > (uint64_t)INT64_MAX / SWSUSP_PAGE)
-                return -ERANGE;
-        while (done < SWSUSP_PAGE) {
-                ssize_t got = pread(fd, buf + done, SWSUSP_PAGE - done, (off_t)(block * SWSUSP_PAGE + done));
-
-                if (got < 0 && errno == EINTR)
-                        continue;
-                if (got < 0)
-                        return -errno;
-                if (got == 0)
-                        return -ENODATA;
-                done += (size_t)got;
-        }
-        return 0;
-}
-
 static int device_pages(int fd, uint64_t *out)
 {
         struct stat st;
@@ -203,7 +183,7 @@ static int walk_chain(int fd, struct image_info *in, uint8_t *page)
                                in->device_pages);
                         goto out;
                 }
-                r = image_read_block(fd, block, page);
+                r = swsusp_read_page(fd, block, page);
                 if (r < 0)
                         goto out;
         }
@@ -229,7 +209,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return r;
         if (offset >= in->device_pages)
                 return -ENODATA;
-        r = image_read_block(fd, offset, page);
+        r = swsusp_read_page(fd, offset, page);
         if (r < 0)
                 return r;
         swsusp_parse(page, SWSUSP_PAGE, &h);
@@ -242,7 +222,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
         if (!in_device(in, in->image) || in->image == offset)
                 return defect(in, IMAGE_BAD_BLOCK, "the first map page is at block %" PRIu64 ", outside "
                               "the device (%" PRIu64 " blocks)", in->image, in->device_pages);
-        r = image_read_block(fd, in->image, page);
+        r = swsusp_read_page(fd, in->image, page);
         if (r < 0)
                 return r;
         info = bytes_le64(page);
@@ -250,7 +230,7 @@ static int read_image(int fd, uint64_t offset, struct image_info *in, uint8_t *p
                 return defect(in, IMAGE_BAD_BLOCK, "the image header page is at block %" PRIu64
                               ", outside the device (%" PRIu64 " blocks)", info, in->device_pages);
         /* page keeps the first map page for the walk; the info page goes to the other half. */
-        r = image_read_block(fd, info, page + SWSUSP_PAGE);
+        r = swsusp_read_page(fd, info, page + SWSUSP_PAGE);
         if (r < 0)
                 return r;
         check_info(in, page + SWSUSP_PAGE);
@@ -286,33 +266,6 @@ int image_read(const char *path, uint64_t offset, struct image_info *out)
                 return -errno;
         r = image_read_fd(fd, offset, out);
         /* Leave no cached header behind: the kernel rewrites it with its own bio. */
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        close(fd);
-        return r;
-}
-
-int image_unmark(const char *path, uint64_t offset)
-{
-        uint8_t page[SWSUSP_PAGE];
-        struct swsusp_header h;
-        int fd, r;
-
-        if (offset > (uint64_t)INT64_MAX / SWSUSP_PAGE)
-                return -ERANGE;
-        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        r = image_read_block(fd, offset, page);
-        if (r == 0 && (swsusp_parse(page, sizeof(page), &h), h.kind != SWSUSP_IMAGE))
-                r = -ENOMSG;
-        if (r == 0) {
-                /* Exactly what the kernel's swsusp_check() writes: the swap signature comes back. */
-                memcpy(page + SWSUSP_SIG_OFF, page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_LEN);
-                if (pwrite(fd, page, sizeof(page), (off_t)(offset * SWSUSP_PAGE)) != (ssize_t)sizeof(page))
-                        r = -EIO;
-                else if (fsync(fd) < 0)
-                        r = -errno;
-        }
         posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
         close(fd);
         return r;

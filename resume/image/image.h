@@ -44,11 +44,7 @@ struct image_info {
  * device cannot be read (out untouched then). Reads at most a bounded number of pages.
  */
 int image_read_fd(int fd, uint64_t offset, struct image_info *out);
-/* Read the 4 KiB block number block of fd into buf (SWSUSP_PAGE bytes); -ENODATA past the end. */
-int image_read_block(int fd, uint64_t block, uint8_t *buf);
 int image_read(const char *path, uint64_t offset, struct image_info *out);
 
 /* "lzo", "lz4" or "none". */
 const char *image_compression(uint32_t flags);
-/* Mark the header at page offset as plain swap again (orig_sig into sig), as the kernel does. */
-int image_unmark(const char *path, uint64_t offset);

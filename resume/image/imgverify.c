@@ -3,6 +3,7 @@
 #include "image/imgverify.h"
 #include "base/bytes.h"
 #include "image/imgcrc.h"
+#include "image/swsusp.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +42,7 @@ static int stream_next(struct stream *s, uint8_t *buf)
                 /* The device may have changed since the walk: stay inside what it checked. */
                 if (next == 0 || next >= s->img->device_pages || s->maps >= s->img->map_pages)
                         return 0;
-                if (image_read_block(s->fd, next, s->map) < 0)
+                if (swsusp_read_page(s->fd, next, s->map) < 0)
                         return -EIO;
                 s->maps++;
                 s->k = 0;
@@ -50,7 +51,7 @@ static int stream_next(struct stream *s, uint8_t *buf)
         if (e == 0 || e >= s->img->device_pages)
                 return 0;
         s->left--;
-        return image_read_block(s->fd, e, buf) < 0 ? -EIO : 1;
+        return swsusp_read_page(s->fd, e, buf) < 0 ? -EIO : 1;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -188,7 +189,7 @@ int imgverify_fd_hook(int fd, const struct image_info *img, imgverify_hook hook,
                 goto out;
         *s = (struct stream){ .fd = fd, .img = img, .k = 0, .maps = 1, .left = img->entries, .hook = hook,
                               .hook_ctx = ctx };
-        r = image_read_block(fd, img->image, s->map) < 0 ? -EIO : 0;
+        r = swsusp_read_page(fd, img->image, s->map) < 0 ? -EIO : 0;
         /* Stream entry 0 is the swsusp_info page, outside the payload and the CRC. */
         if (r == 0)
                 r = stream_next(s, cmp);

@@ -58,22 +58,6 @@ static int fail(struct imgwrite_result *out, int err, const char *fmt, ...)
         return err;
 }
 
-static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
-{
-        while (len > 0) {
-                ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? -errno : -EIO;
-                buf += n;
-                len -= (size_t)n;
-                off += (uint64_t)n;
-        }
-        return 0;
-}
-
 static int run_failed(struct writer *w, const struct run *run, int r)
 {
         return fail(w->out, r, "cannot write blocks %" PRIu64 "-%" PRIu64 ": %s", run->start, run->start + run->n - 1,
@@ -133,7 +117,7 @@ static int flush_run(struct writer *w)
         if (!w->aio) {
                 uint64_t t0 = clock_now_ns();
 
-                r = pwrite_all(w->fd, run->buf, run->n * SWSUSP_PAGE, run->start * SWSUSP_PAGE);
+                r = swsusp_write_pages(w->fd, run->start, run->buf, run->n);
                 w->out->wait_ns += clock_now_ns() - t0;
                 if (r < 0)
                         return run_failed(w, run, r);
@@ -360,49 +344,20 @@ out:
         return r;
 }
 
-static int read_header(int fd, uint64_t block, uint8_t *page)
-{
-        ssize_t n = pread(fd, page, SWSUSP_PAGE, (off_t)(block * SWSUSP_PAGE));
-
-        if (n < 0)
-                return -errno;
-        return n == SWSUSP_PAGE ? 0 : -ENODATA;
-}
-
-static int write_header(int fd, uint64_t block, const uint8_t *page)
-{
-        int r = pwrite_all(fd, page, SWSUSP_PAGE, block * SWSUSP_PAGE);
-
-        if (r == 0 && fdatasync(fd) < 0)
-                r = -errno;
-        return r;
-}
-
-/* The page at block, page-aligned for O_DIRECT, and what it is; *page is the caller's to free. */
-static int load_header(int fd, uint64_t block, uint8_t **page, struct swsusp_header *h)
-{
-        int r;
-
-        if (posix_memalign((void **)page, SWSUSP_PAGE, SWSUSP_PAGE) != 0) {
-                *page = NULL;
-                return -ENOMEM;
-        }
-        r = read_header(fd, block, *page);
-        if (r == 0)
-                r = swsusp_parse(*page, SWSUSP_PAGE, h);
-        return r;
-}
-
 int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result *img, bool hw_sig,
                     uint32_t hw_sig_value, bool *tried)
 {
         struct swsusp_header h;
-        uint8_t *page;
+        uint8_t *page = aligned_alloc(SWSUSP_PAGE, SWSUSP_PAGE); /* the device is O_DIRECT */
         uint32_t flags = SWSUSP_SF_CRC32;
         int r;
 
         *tried = false;
-        r = load_header(fd, resume_block, &page, &h);
+        if (!page)
+                return -ENOMEM;
+        r = swsusp_read_page(fd, resume_block, page);
+        if (r == 0)
+                r = swsusp_parse(page, SWSUSP_PAGE, &h);
         if (r == 0 && h.kind != SWSUSP_SWAP)
                 r = -EINVAL; /* mark_swapfiles(): "Swap header not found!" */
         if (r == 0) {
@@ -416,21 +371,9 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
                 bytes_put_le(page + SWSUSP_FLAGS_OFF, flags, 4);
                 bytes_put_le(page + SWSUSP_CRC32_OFF, img->crc, 4);
                 *tried = true;
-                r = write_header(fd, resume_block, page);
-        }
-        free(page);
-        return r;
-}
-
-int imgwrite_unmark(int fd, uint64_t resume_block)
-{
-        struct swsusp_header h;
-        uint8_t *page;
-        int r = load_header(fd, resume_block, &page, &h);
-
-        if (r == 0 && h.kind == SWSUSP_IMAGE) {
-                memcpy(page + SWSUSP_SIG_OFF, page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_LEN);
-                r = write_header(fd, resume_block, page);
+                r = swsusp_write_pages(fd, resume_block, page, 1);
+                if (r == 0 && fdatasync(fd) < 0)
+                        r = -errno;
         }
         free(page);
         return r;

@@ -49,13 +49,7 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
  * (SWAPSPACE2); the signature becomes S1SUSPEND with the original kept, the image field first_map,
  * flags SF_CRC32_MODE (with SF_HW_SIG and hw_sig if hw_sig is set), the CRC32; then fdatasync.
  * -EINVAL if the page is not plain swap. *tried says whether the page was written at all: after a
- * failed write or flush the disk may hold it or not (imgwrite_unmark() settles that).
+ * failed write or flush the disk may hold it or not (swsusp_unmark_fd() settles that).
  */
 int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result *img, bool hw_sig,
                     uint32_t hw_sig_value, bool *tried);
-
-/*
- * Put the plain swap signature back (a written image that must not be resumed); then fdatasync.
- * 0 also when there is no image mark to remove.
- */
-int imgwrite_unmark(int fd, uint64_t resume_block);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The first page of a swap area: a hibernation image header, a plain swap header, or neither. */
+/* Pages of a swap area read and written whole; the first: an image header, a plain swap header, or neither. */
 #include "image/swsusp.h"
 #include "base/bytes.h"
 
@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
 
 int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out)
 {
@@ -28,29 +27,51 @@ int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out)
         return 0;
 }
 
-static ssize_t read_page(int fd, uint8_t *buf, off_t off)
+int swsusp_read_page(int fd, uint64_t block, uint8_t *buf)
 {
         size_t done = 0;
 
+        if (block > (uint64_t)INT64_MAX / SWSUSP_PAGE)
+                return -ERANGE;
         while (done < SWSUSP_PAGE) {
-                ssize_t got = pread(fd, buf + done, SWSUSP_PAGE - done, off + (off_t)done);
+                ssize_t got = pread(fd, buf + done, SWSUSP_PAGE - done, (off_t)(block * SWSUSP_PAGE + done));
 
                 if (got < 0 && errno == EINTR)
                         continue;
                 if (got < 0)
                         return -errno;
                 if (got == 0)
-                        break;
+                        return -ENODATA;
                 done += (size_t)got;
         }
-        return (ssize_t)done;
+        return 0;
+}
+
+int swsusp_write_pages(int fd, uint64_t block, const uint8_t *buf, size_t n)
+{
+        uint64_t off, len;
+
+        if (n > (uint64_t)INT64_MAX / SWSUSP_PAGE || block > (uint64_t)INT64_MAX / SWSUSP_PAGE - n)
+                return -ERANGE;
+        off = block * SWSUSP_PAGE;
+        len = (uint64_t)n * SWSUSP_PAGE;
+        while (len > 0) {
+                ssize_t w = pwrite(fd, buf, len, (off_t)off);
+
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? -errno : -EIO;
+                buf += w;
+                len -= (uint64_t)w;
+                off += (uint64_t)w;
+        }
+        return 0;
 }
 
 int swsusp_read(const char *path, uint64_t offset, struct swsusp_header *out)
 {
-        off_t off = (off_t)(offset * SWSUSP_PAGE);
         uint8_t *page;
-        ssize_t got;
         int fd, r;
 
         if (offset > (uint64_t)INT64_MAX / SWSUSP_PAGE)
@@ -70,24 +91,61 @@ int swsusp_read(const char *path, uint64_t offset, struct swsusp_header *out)
                 r = -errno;
                 goto out;
         }
-        got = read_page(fd, page, off);
-        if (got == -EINVAL) {
+        r = swsusp_read_page(fd, offset, page);
+        if (r == -EINVAL) {
                 close(fd);
                 fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-                got = fd < 0 ? -errno : read_page(fd, page, off);
+                r = fd < 0 ? -errno : swsusp_read_page(fd, offset, page);
         }
         if (fd >= 0) {
                 /* Drop what we cached and close: the kernel must find the device unclaimed. */
-                posix_fadvise(fd, off, SWSUSP_PAGE, POSIX_FADV_DONTNEED);
+                posix_fadvise(fd, (off_t)(offset * SWSUSP_PAGE), SWSUSP_PAGE, POSIX_FADV_DONTNEED);
                 close(fd);
         }
-        if (got < 0)
-                r = (int)got;
-        else
-                r = swsusp_parse(page, (size_t)got, out);
+        if (r == 0)
+                r = swsusp_parse(page, SWSUSP_PAGE, out);
 out:
         free(page);
         return r;
+}
+
+int swsusp_unmark_fd(int fd, uint64_t block)
+{
+        struct swsusp_header h;
+        uint8_t *page = aligned_alloc(SWSUSP_PAGE, SWSUSP_PAGE);
+        int r;
+
+        if (!page)
+                return -ENOMEM;
+        r = swsusp_read_page(fd, block, page);
+        if (r == 0)
+                r = swsusp_parse(page, SWSUSP_PAGE, &h);
+        if (r == 0 && h.kind == SWSUSP_IMAGE) {
+                /* Exactly what the kernel's swsusp_check() writes: the swap signature comes back. */
+                memcpy(page + SWSUSP_SIG_OFF, page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_LEN);
+                r = swsusp_write_pages(fd, block, page, 1);
+                if (r == 0 && fsync(fd) < 0)
+                        r = -errno;
+                if (r == 0)
+                        r = 1;
+        }
+        free(page);
+        return r;
+}
+
+int swsusp_unmark(const char *path, uint64_t offset)
+{
+        int fd, r;
+
+        if (offset > (uint64_t)INT64_MAX / SWSUSP_PAGE)
+                return -ERANGE;
+        fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        r = swsusp_unmark_fd(fd, offset);
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        close(fd);
+        return r == 0 ? -ENOMSG : r < 0 ? r : 0;
 }
 
 const char *swsusp_kind_name(enum swsusp_kind k)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The first page of a swap area: a hibernation image header, a plain swap header, or neither. */
+/* Pages of a swap area read and written whole; the first: an image header, a plain swap header, or neither. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -27,3 +27,19 @@ int swsusp_parse(const uint8_t *page, size_t len, struct swsusp_header *out);
  */
 int swsusp_read(const char *path, uint64_t offset, struct swsusp_header *out);
 const char *swsusp_kind_name(enum swsusp_kind k);
+
+/*
+ * Read page block of fd into buf (SWSUSP_PAGE bytes), retrying short reads. -ENODATA past the
+ * end, -ERANGE for a block beyond off_t, -errno. buf must be page-aligned if fd is O_DIRECT.
+ */
+int swsusp_read_page(int fd, uint64_t block, uint8_t *buf);
+/* Write n pages from buf at page block of fd (no flush). -errno, -EIO if the device took nothing. */
+int swsusp_write_pages(int fd, uint64_t block, const uint8_t *buf, size_t n);
+/*
+ * Put the plain swap signature back over an image's mark at page block of fd, as the kernel's
+ * swsusp_check() does (the original signature into the signature), then fsync. 1 once unmarked,
+ * 0 if the page holds no image, -errno. fd may be O_DIRECT.
+ */
+int swsusp_unmark_fd(int fd, uint64_t block);
+/* The same on path; -ENOMSG if the page at offset holds no image. */
+int swsusp_unmark(const char *path, uint64_t offset);

@@ -21,22 +21,6 @@
 #define UUID_OFF (INFO_OFF + 12)
 #define LABEL_OFF (INFO_OFF + 28)
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-        size_t done = 0;
-
-        while (done < len) {
-                ssize_t w = pwrite(fd, buf + done, len - done, (off_t)done);
-
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        return -errno;
-                done += (size_t)w;
-        }
-        return 0;
-}
-
 static int random_uuid(uint8_t uuid[16])
 {
         ssize_t n = getrandom(uuid, 16, 0);
@@ -97,7 +81,7 @@ int swap_write_header_fd(int fd, const char *label, char *uuid, size_t uuid_size
         if (label)
                 memcpy(page + LABEL_OFF, label, strlen(label));
         memcpy(page + SWSUSP_SIG_OFF, SWSUSP_SIG_SWAP, SWSUSP_SIG_LEN);
-        r = write_all(fd, page, sizeof(page));
+        r = swsusp_write_pages(fd, 0, page, 1);
         if (r == 0 && fsync(fd) < 0)
                 r = -errno;
         if (r == 0 && uuid)

@@ -13,6 +13,7 @@
 
 #include "faketree.h"
 #include "image/image.h"
+#include "image/swsusp.h"
 #include "image/imgcheck.h"
 #include "image/machine.h"
 
@@ -404,7 +405,7 @@ static void test_unmark(void **state)
         build(SWSUSP_SF_NOCOMPRESS);
         save();
         ft_abs(path, sizeof(path), "/dev/swap");
-        assert_int_equal(image_unmark(path, 0), 0);
+        assert_int_equal(swsusp_unmark(path, 0), 0);
         assert_memory_equal(ft_read("/dev/swap") + 0, "", 1);
         {
                 struct image_info in;
@@ -412,7 +413,7 @@ static void test_unmark(void **state)
                 assert_int_equal(image_read(path, 0, &in), 0);
                 assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
         }
-        assert_int_equal(image_unmark(path, 0), -ENOMSG); /* once only */
+        assert_int_equal(swsusp_unmark(path, 0), -ENOMSG); /* once only */
 }
 
 int main(void)

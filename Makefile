@@ -39,29 +39,40 @@ UNIT_SRC := $(wildcard test/unit/test_*.c)
 
 all: $(B)/thaw $(PLUGIN) $(PLUGIN_LINKS)
 
-$(B)/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+# The library in four builds: normal, position-independent (the token plugin), ASan/UBSan (unit
+# and host tests), libFuzzer (test/fuzz/). $(call lib_variant,DIR,CC variable,flags variable)
+# gives $(B)/DIRobj/%.o and $(B)/DIRlibthaw.a; -MMD -MP writes each object's header dependencies
+# beside it (.d, included below).
+define lib_variant
+$(B)/$(1)obj/%.o: %.c
+	@mkdir -p $$(dir $$@)
+	$$($(2)) $$($(3)) -MMD -MP -c -o $$@ $$<
 
 # kconfig.c embeds kernel/thaw.config (.incbin, a path relative to this directory).
-$(B)/obj/resume/system/kconfig.o: kernel/thaw.config
+$(B)/$(1)obj/resume/system/kconfig.o: kernel/thaw.config
 
-$(B)/libthaw.a: $(LIB_SRC:%.c=$(B)/obj/%.o)
-	$(AR) rcs $@ $^
+$(B)/$(1)libthaw.a: $$(LIB_SRC:%.c=$(B)/$(1)obj/%.o)
+	$$(AR) rcs $$@ $$^
+
+DEPS += $$(patsubst %.c,$(B)/$(1)obj/%.d,$$(LIB_SRC) $$(PROG_SRC) $$(PLUGIN_SRC))
+endef
+
+LIB_FLAGS  = $(CPPFLAGS) $(CFLAGS)
+PIC_FLAGS  = $(CPPFLAGS) $(CFLAGS) -fPIC
+ASAN_FLAGS = $(CFLAGS) $(SAN)
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := $(filter-out -Werror -O2,$(CFLAGS)) -O1 -fno-omit-frame-pointer
+FUZZ_LIB_FLAGS = $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined
+
+$(eval $(call lib_variant,,CC,LIB_FLAGS))
+$(eval $(call lib_variant,pic/,CC,PIC_FLAGS))
+$(eval $(call lib_variant,asan/,CC,ASAN_FLAGS))
+$(eval $(call lib_variant,fuzz/,FUZZ_CC,FUZZ_LIB_FLAGS))
 
 $(B)/thaw: $(PROG_SRC:%.c=$(B)/obj/%.o) $(B)/libthaw.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The token plugin links a position-independent build of the same library.
-$(B)/pic/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -c -o $@ $<
-
-$(B)/pic/obj/resume/system/kconfig.o: kernel/thaw.config
-
-$(B)/pic/libthaw.a: $(LIB_SRC:%.c=$(B)/pic/obj/%.o)
-	$(AR) rcs $@ $^
-
+# The token plugin links the position-independent build of the library.
 $(PLUGIN): $(B)/pic/obj/$(PLUGIN_SRC:.c=.o) $(B)/pic/libthaw.a crypto/token_plugin.sym
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -fPIC -shared -Wl,--version-script=crypto/token_plugin.sym -Wl,-z,defs -Wl,--as-needed \
@@ -70,19 +81,10 @@ $(PLUGIN): $(B)/pic/obj/$(PLUGIN_SRC:.c=.o) $(B)/pic/libthaw.a crypto/token_plug
 $(PLUGIN_LINKS): $(PLUGIN)
 	ln -sf $(notdir $(PLUGIN)) $@
 
-# Unit tests and the host tests' thaw link against an ASan/UBSan build of the library, built once.
-$(B)/asan/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
+# Unit tests and the host tests' thaw link against the ASan/UBSan build of the library, built once.
+$(B)/asan/test/unit/%: test/unit/%.c $(B)/asan/libthaw.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
-
-$(B)/asan/obj/resume/system/kconfig.o: kernel/thaw.config
-
-$(B)/asan/libthaw.a: $(LIB_SRC:%.c=$(B)/asan/obj/%.o)
-	$(AR) rcs $@ $^
-
-$(B)/asan/test/unit/%: test/unit/%.c $(B)/asan/libthaw.a $(wildcard test/unit/*.h)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -Itest/unit -o $@ $< $(B)/asan/libthaw.a $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(CC) $(CFLAGS) $(SAN) -Itest/unit -MMD -MP -o $@ $< $(B)/asan/libthaw.a $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 $(B)/asan/thaw: $(PROG_SRC:%.c=$(B)/asan/obj/%.o) $(B)/asan/libthaw.a
 	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS)
@@ -90,22 +92,14 @@ $(B)/asan/thaw: $(PROG_SRC:%.c=$(B)/asan/obj/%.o) $(B)/asan/libthaw.a
 UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
 
 # libFuzzer harnesses (test/fuzz/): clang, the library built with coverage and ASan/UBSan.
-FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_FLAGS   := $(filter-out -Werror -O2,$(CFLAGS)) -O1 -fno-omit-frame-pointer
 FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc
 
-$(B)/fuzz/obj/%.o: %.c $(wildcard resume/*.h resume/*/*.h crypto/*.h)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
-
-$(B)/fuzz/obj/resume/system/kconfig.o: kernel/thaw.config
-
-$(B)/fuzz/libthaw.a: $(LIB_SRC:%.c=$(B)/fuzz/obj/%.o)
-	$(AR) rcs $@ $^
-
 $(B)/fuzz/%: test/fuzz/%.c $(B)/fuzz/libthaw.a
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(B)/fuzz/libthaw.a $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -MMD -MP -o $@ $< $(B)/fuzz/libthaw.a $(LDLIBS)
+
+DEPS += $(UNIT_BIN:=.d) $(FUZZ_BIN:=.d)
+-include $(DEPS)
 
 fuzz: $(FUZZ_BIN)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_OUT=$(B)/fuzz/out test/fuzz/run.sh $(FUZZ_BIN)

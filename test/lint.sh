@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Checks every shell script in dracut-module/, test/, kernel/ and .ci/ with shellcheck and the shell's -n.
+# Checks every shell script in dracut-module/, test/, kernel/ and .ci/ with shellcheck and the shell's -n,
+# and the C layering: which folders each folder's #include "..." may name.
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -26,4 +27,51 @@ for f in $(find dracut-module test kernel .ci -type f \( -name '*.sh' -o -path .
 	fi
 done
 echo "lint: $count shell scripts checked, $fails problems"
-[ "$fails" -eq 0 ]
+
+# Layering. A quoted include names resume/FOLDER/x.h by its folder ("image/format.h"), or
+# crypto/x.h, resume/args.h or test/unit/x.h by name alone. Who may include what:
+# - resume/base/ (the basics) includes only base/;
+# - resume/image/ (the swsusp format) includes only base/ and image/;
+# - crypto/ includes only base/, dev/ (device specs, mappings, file-system markers) and crypto/;
+#   its token plugin (token_plugin.c) is a program, like resume/cmd/, and is not held to it;
+# - nothing outside resume/cmd/ includes resume/cmd/.
+layer_fails=0
+layer_count=0
+for f in $(find resume crypto test/unit test/fuzz -type f -name '*.[ch]' | sort); do
+	layer_count=$((layer_count + 1))
+	case $f in
+	resume/*/*) from=${f#resume/}; from=${from%%/*} ;;
+	resume/*) from=top ;;
+	crypto/token_plugin.c) from=plugin ;;
+	crypto/*) from=crypto ;;
+	*) from=tests ;;
+	esac
+	incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+	for inc in $incs; do
+		case $inc in
+		*/*) [ -f "resume/$inc" ] && to=${inc%%/*} || to=missing ;;
+		*) if [ -f "crypto/$inc" ]; then to=crypto
+		   elif [ -f "resume/$inc" ]; then to=top
+		   elif [ "$from" = tests ] && [ -f "test/unit/$inc" ]; then to=tests
+		   else to=missing; fi ;;
+		esac
+		why=""
+		case $from:$to in
+		*:missing) why="no resume/$inc, crypto/$inc (resume/ headers are named by folder: \"image/image.h\")" ;;
+		cmd:cmd) ;;
+		*:cmd) why="only resume/cmd/ includes the commands' headers" ;;
+		base:base) ;;
+		base:*) why="resume/base/ includes only base/" ;;
+		image:base | image:image) ;;
+		image:*) why="resume/image/ (the swsusp format) includes only base/ and image/" ;;
+		crypto:base | crypto:dev | crypto:crypto) ;;
+		crypto:*) why="crypto/ includes only base/, dev/ and crypto/" ;;
+		esac
+		if [ -n "$why" ]; then
+			echo "lint: $f includes \"$inc\": $why" >&2
+			layer_fails=$((layer_fails + 1))
+		fi
+	done
+done
+echo "lint: $layer_count C files' includes checked, $layer_fails layering problems"
+[ "$fails" -eq 0 ] && [ "$layer_fails" -eq 0 ]

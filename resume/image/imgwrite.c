@@ -348,16 +348,12 @@ int imgwrite_header(int fd, uint64_t resume_block, const struct imgwrite_result 
                     uint32_t hw_sig_value, bool *tried)
 {
         struct swsusp_header h;
-        uint8_t *page = aligned_alloc(SWSUSP_PAGE, SWSUSP_PAGE); /* the device is O_DIRECT */
+        uint8_t *page;
         uint32_t flags = SWSUSP_SF_CRC32;
         int r;
 
         *tried = false;
-        if (!page)
-                return -ENOMEM;
-        r = swsusp_read_page(fd, resume_block, page);
-        if (r == 0)
-                r = swsusp_parse(page, SWSUSP_PAGE, &h);
+        r = swsusp_load(fd, resume_block, &page, &h);
         if (r == 0 && h.kind != SWSUSP_SWAP)
                 r = -EINVAL; /* mark_swapfiles(): "Swap header not found!" */
         if (r == 0) {

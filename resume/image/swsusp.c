@@ -109,17 +109,25 @@ out:
         return r;
 }
 
+int swsusp_load(int fd, uint64_t block, uint8_t **page, struct swsusp_header *out)
+{
+        int r;
+
+        *page = aligned_alloc(SWSUSP_PAGE, SWSUSP_PAGE);
+        if (!*page)
+                return -ENOMEM;
+        r = swsusp_read_page(fd, block, *page);
+        if (r == 0)
+                r = swsusp_parse(*page, SWSUSP_PAGE, out);
+        return r;
+}
+
 int swsusp_unmark_fd(int fd, uint64_t block)
 {
         struct swsusp_header h;
-        uint8_t *page = aligned_alloc(SWSUSP_PAGE, SWSUSP_PAGE);
-        int r;
+        uint8_t *page;
+        int r = swsusp_load(fd, block, &page, &h);
 
-        if (!page)
-                return -ENOMEM;
-        r = swsusp_read_page(fd, block, page);
-        if (r == 0)
-                r = swsusp_parse(page, SWSUSP_PAGE, &h);
         if (r == 0 && h.kind == SWSUSP_IMAGE) {
                 /* Exactly what the kernel's swsusp_check() writes: the swap signature comes back. */
                 memcpy(page + SWSUSP_SIG_OFF, page + SWSUSP_ORIG_SIG_OFF, SWSUSP_SIG_LEN);

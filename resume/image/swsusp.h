@@ -33,6 +33,11 @@ const char *swsusp_kind_name(enum swsusp_kind k);
  * end, -ERANGE for a block beyond off_t, -errno. buf must be page-aligned if fd is O_DIRECT.
  */
 int swsusp_read_page(int fd, uint64_t block, uint8_t *buf);
+/*
+ * Read and classify page block of fd into *page, page-aligned (for O_DIRECT) and the caller's to
+ * free, also on failure (NULL when it could not be allocated).
+ */
+int swsusp_load(int fd, uint64_t block, uint8_t **page, struct swsusp_header *out);
 /* Write n pages from buf at page block of fd (no flush). -errno, -EIO if the device took nothing. */
 int swsusp_write_pages(int fd, uint64_t block, const uint8_t *buf, size_t n);
 /*

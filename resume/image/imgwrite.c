@@ -17,7 +17,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CHUNK_MAX (SWSUSP_CMP_HEADER + SWSUSP_CMP_MAX) /* length field and the worst compressed size */
 #define RUN_PAGES 256              /* consecutive blocks written in one request: 1 MiB */
 #define RUNS 4                     /* requests in flight while the next run is compressed */
 
@@ -315,7 +314,7 @@ int imgwrite_stream(int fd, const struct imgwrite_source *src, const struct imgw
         w.next = 1;
         if (posix_memalign((void **)&w.map, SWSUSP_PAGE, SWSUSP_PAGE) != 0 ||
             posix_memalign((void **)&unc, SWSUSP_PAGE, SWSUSP_CHUNK_PAGES * SWSUSP_PAGE) != 0 ||
-            posix_memalign((void **)&cmp, SWSUSP_PAGE, (CHUNK_MAX + SWSUSP_PAGE - 1) / SWSUSP_PAGE * SWSUSP_PAGE) != 0 ||
+            posix_memalign((void **)&cmp, SWSUSP_PAGE, SWSUSP_CHUNK_DISK_PAGES * SWSUSP_PAGE) != 0 ||
             !(wrk = malloc(LZO1X_1_MEM_COMPRESS))) {
                 fail(out, r, "out of memory");
                 goto out;

@@ -199,14 +199,14 @@ for name, obj in cases.items():
 EOF
 for c in missing:"tpm2-blob missing" type:"tpm2-lock-pcr missing or not a number" \
         big:"tpm2-blob is not a string or is longer than 1368 characters" extra:"unknown field"; do
-        name=${c%%:*}
+        bad=${c%%:*}
         cp "$img" "$tmp/bad.img"
         # Only the malformed token: the good one would unseal.
         cryptsetup token remove --token-id 0 "$tmp/bad.img"
-        cryptsetup token import --json-file "$tmp/bad-$name.json" "$tmp/bad.img" || echo "# import $name failed"
-        expect "malformed token ($name) refused with a reason" 1 "is malformed (${c#*:})" \
+        cryptsetup token import --json-file "$tmp/bad-$bad.json" "$tmp/bad.img" || echo "# import $bad failed"
+        expect "malformed token ($bad) refused with a reason" 1 "is malformed (${c#*:})" \
                 "$THAW" enroll --device "$tmp/bad.img" --check tpm2 --tcti "$tcti"
-        expect "--list marks the malformed token ($name)" 0 "(malformed: ${c#*:})" \
+        expect "--list marks the malformed token ($bad)" 0 "(malformed: ${c#*:})" \
                 "$THAW" enroll --device "$tmp/bad.img" --list
 done
 

@@ -7,38 +7,12 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-forge=$here/../luks2-forge.py
-for tool in cryptsetup python3 truncate; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+forge=$top/test/luks2-forge.py
+need cryptsetup python3 truncate
+fixture_root
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-root=$tmp/root
-mkdir -p "$root/proc/self" "$root/etc"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-(umask 077 && head -c 32 /dev/urandom > "$root/key")
-
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/out"
-}
-# check NAME CMD...: CMD succeeds (its output in $tmp/out).
-check() {
-        name=$1
-        shift
-        if "$@" > "$tmp/out" 2>&1; then ok "$name"; else not_ok "$name"; fi
-}
 # dumped NAME IMG TEXT...: luksDump of IMG loads and shows every TEXT.
 dumped() {
         name=$1 dump=$2
@@ -59,12 +33,7 @@ dumped() {
 epoch() { cryptsetup luksDump "$1" | sed -n 's/^Epoch:[[:space:]]*//p'; }
 
 img=$tmp/swap.img
-truncate -s 32M "$img"
-if ! "$THAW" setup --device "$img" --key keyfile:/key --format-only --yes --root "$root" > "$tmp/out" 2>&1; then
-        not_ok "thaw setup --format-only"
-        echo "1..$n"
-        exit 1
-fi
+thaw_image "$img" 32M --yes || abort "thaw setup --format-only"
 e0=$(epoch "$img")
 
 cp "$img" "$tmp/null-seg.img"
@@ -105,9 +74,7 @@ if python3 -c 'import socket; socket.socket(socket.AF_ALG, socket.SOCK_SEQPACKET
         check "CVE-2025-59054: any passphrase opens the forged keyslot (libcryptsetup $(cryptsetup --version | cut -d' ' -f2))" \
                 cryptsetup open --test-passphrase --key-file "$tmp/junk" -S 1 "$tmp/null-slot.img"
 else
-        n=$((n + 1))
-        echo "ok $n - any passphrase opens the forged keyslot # SKIP no AF_ALG here for libcryptsetup's cipher_null (evil-null-keyslot checks it in the guest)"
+        ok "any passphrase opens the forged keyslot # SKIP no AF_ALG here for libcryptsetup's cipher_null (evil-null-keyslot checks it in the guest)"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

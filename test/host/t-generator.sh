@@ -5,14 +5,12 @@
 # in thaw.conf, no rd.thaw=0), and says so in the kernel log when resume= is given.
 set -u
 
-gen=$(cd "$(dirname "$0")/../.." && pwd)/dracut-module/90thaw/thaw-generator.sh
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+gen=$top/dracut-module/90thaw/thaw-generator.sh
 root=$tmp/root
 mask=systemd-hibernate-resume@.service
 
-n=0
-failed=0
 # said TEXT: the kernel log holds TEXT; with TEXT empty, it is empty.
 said() {
 	if [ -z "$1" ]; then
@@ -22,9 +20,8 @@ said() {
 	fi
 }
 
-# expect NAME MASKED(yes|no) KMSG-TEXT(or "") CMDLINE [THAW.CONF]: the generator's effect.
-expect() {
-	n=$((n + 1))
+# expect_mask NAME MASKED(yes|no) KMSG-TEXT(or "") CMDLINE [THAW.CONF]: the generator's effect.
+expect_mask() {
 	rm -rf "$root" "$tmp/early"
 	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
 	: > "$root/etc/initrd-release"
@@ -36,35 +33,33 @@ expect() {
 	got=no
 	[ "$(readlink "$tmp/early/$mask" 2> /dev/null)" = /dev/null ] && got=yes
 	if [ "$rc" -eq 0 ] && [ "$got" = "$2" ] && said "$3"; then
-		echo "ok $n - $1"
+		ok "$1"
 	else
-		failed=$((failed + 1))
-		echo "not ok $n - $1"
+		not_ok "$1"
 		echo "# exit $rc, masked $got (wanted $2), kmsg:"
 		sed 's/^/#   /' "$root/dev/kmsg"
 	fi
 }
 
 masked="thaw: resume=/dev/mapper/thaw-swap on the kernel command line: systemd-hibernate-resume masked"
-expect "rd.thaw.device= and resume=: masked, and said" yes "$masked" \
+expect_mask "rd.thaw.device= and resume=: masked, and said" yes "$masked" \
 	"root=/dev/vda rd.thaw.device=UUID=1234 resume=/dev/mapper/thaw-swap quiet"
-expect "rd.thaw.device= without resume=: masked quietly" yes "" "rd.thaw.device=/dev/vdb"
-expect "device= in thaw.conf: masked" yes "$masked" "resume=/dev/mapper/thaw-swap" \
+expect_mask "rd.thaw.device= without resume=: masked quietly" yes "" "rd.thaw.device=/dev/vdb"
+expect_mask "device= in thaw.conf: masked" yes "$masked" "resume=/dev/mapper/thaw-swap" \
 	"device=UUID=1234"
-expect "device= in quotes in thaw.conf: masked" yes "" "quiet" '  device = "LABEL=my swap"'
-expect "empty device= in thaw.conf, as thaw ignores it: not masked" no "" "resume=/dev/vdb" \
+expect_mask "device= in quotes in thaw.conf: masked" yes "" "quiet" '  device = "LABEL=my swap"'
+expect_mask "empty device= in thaw.conf, as thaw ignores it: not masked" no "" "resume=/dev/vdb" \
 	'device=""'
-expect "no thaw device: systemd-hibernate-resume keeps resume=" no "" "resume=/dev/vdb"
-expect "rd.thaw=0: not masked" no "" "rd.thaw.device=/dev/vdb resume=/dev/vdb rd.thaw=0"
-expect "rd.thaw=0 then rd.thaw=1: the last wins, masked" yes "thaw: resume=/dev/vdb" \
+expect_mask "no thaw device: systemd-hibernate-resume keeps resume=" no "" "resume=/dev/vdb"
+expect_mask "rd.thaw=0: not masked" no "" "rd.thaw.device=/dev/vdb resume=/dev/vdb rd.thaw=0"
+expect_mask "rd.thaw=0 then rd.thaw=1: the last wins, masked" yes "thaw: resume=/dev/vdb" \
 	"rd.thaw=0 rd.thaw.device=/dev/vdb resume=/dev/vdb rd.thaw=1"
-expect "empty rd.thaw.device=, as thaw ignores it: not masked" no "" "rd.thaw.device= resume=/dev/vdb"
-expect "a glob in the command line is not expanded" yes "thaw: resume=/dev/*" \
+expect_mask "empty rd.thaw.device=, as thaw ignores it: not masked" no "" "rd.thaw.device= resume=/dev/vdb"
+expect_mask "a glob in the command line is not expanded" yes "thaw: resume=/dev/*" \
 	"rd.thaw.device=/dev/vd* resume=/dev/*"
 
 # A host-only image's /etc/cmdline.d, read before /proc/cmdline as thaw resume reads it.
 expect_cmdline_d() {
-	n=$((n + 1))
 	rm -rf "$tmp/early"
 	: > "$root/dev/kmsg"
 	: > "$root/etc/initrd-release"
@@ -76,10 +71,9 @@ expect_cmdline_d() {
 	got=no
 	[ "$(readlink "$tmp/early/$mask" 2> /dev/null)" = /dev/null ] && got=yes
 	if [ "$got" = "$2" ]; then
-		echo "ok $n - $1"
+		ok "$1"
 	else
-		failed=$((failed + 1))
-		echo "not ok $n - $1 (masked $got, wanted $2)"
+		not_ok "$1 (masked $got, wanted $2)"
 	fi
 	rm -rf "$root/etc/cmdline.d"
 }
@@ -100,7 +94,6 @@ fi
 dropin=$tmp/normal/thaw-resume.service.d/timeout.conf
 # expect_timeout NAME SECONDS(or "" for no drop-in) CMDLINE [THAW.CONF]
 expect_timeout() {
-	n=$((n + 1))
 	rm -rf "$root" "$tmp/normal" "$tmp/early"
 	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
 	: > "$root/etc/initrd-release"
@@ -111,10 +104,9 @@ expect_timeout() {
 	got=''
 	[ -f "$dropin" ] && got=$(sed -n 's/^TimeoutStartSec=//p' "$dropin")
 	if [ "$got" = "$2" ] && { [ -z "$2" ] || grep -qx '\[Service\]' "$dropin"; }; then
-		echo "ok $n - $1"
+		ok "$1"
 	else
-		failed=$((failed + 1))
-		echo "not ok $n - $1 (TimeoutStartSec '$got', wanted '$2')"
+		not_ok "$1 (TimeoutStartSec '$got', wanted '$2')"
 	fi
 }
 expect_timeout "default timeout: no drop-in, the unit's 180 s" "" "rd.thaw.device=/dev/vdb"
@@ -132,26 +124,22 @@ expect_timeout "a value thaw refuses (not a number) keeps the default" "" \
 expect_timeout "thaw not configured: no drop-in" "" "rd.thaw.timeout=10"
 
 # The unit's own value is the generator's for the default timeout (30 s), and finite.
-n=$((n + 1))
 unit=$(dirname "$gen")/thaw-resume.service
 if [ "$(sed -n 's/^TimeoutStartSec=//p' "$unit")" = $((2 * 30 + 120)) ]; then
-	echo "ok $n - thaw-resume.service: TimeoutStartSec=180, as the generator's for 30 s"
+	ok "thaw-resume.service: TimeoutStartSec=180, as the generator's for 30 s"
 else
-	failed=$((failed + 1))
-	echo "not ok $n - thaw-resume.service: TimeoutStartSec is not 180"
+	not_ok "thaw-resume.service: TimeoutStartSec is not 180"
 fi
 
 # Outside an initramfs (no /etc/initrd-release) it does nothing.
-n=$((n + 1))
 rm -rf "$tmp/early"
 rm -f "$root/etc/initrd-release"
 echo "rd.thaw.device=/dev/vdb" > "$root/proc/cmdline"
 THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
 if [ ! -e "$tmp/early/$mask" ]; then
-	echo "ok $n - not in an initramfs: nothing masked"
+	ok "not in an initramfs: nothing masked"
 else
-	failed=$((failed + 1))
-	echo "not ok $n - not in an initramfs: nothing masked"
+	not_ok "not in an initramfs: nothing masked"
 fi
 
 echo "# $n generator cases, $failed failed"

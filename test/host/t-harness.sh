@@ -10,10 +10,10 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
 # shellcheck source=test/qemu/lib.sh
-. "$(cd "$(dirname "$0")/../.." && pwd)/test/qemu/lib.sh"
+. "$top/test/qemu/lib.sh"
 
 # The fake QEMU: what it prints is chosen by FAKE_MODE; FAKE_COUNT counts its starts.
 cat > "$tmp/fake-qemu" <<'FAKE'
@@ -74,18 +74,10 @@ mkdir -p "$TQ_WORK"
 : > "$TQ_WORK/swap.img"
 : > "$TQ_WORK/key"
 
-n=0
-failed=0
-check() {
-    n=$((n + 1))
-    if "${@:2}"; then
-        echo "ok $n - $1"
-    else
-        echo "not ok $n - $1"
-        failed=$((failed + 1))
-        cat "$tmp"/*.err
-        tail -n 3 "$TQ_WORK"/*.log
-    fi
+# A failed check shows the boots' stderr and the end of their serial logs.
+diag() {
+    cat "$tmp"/*.err
+    tail -n 3 "$TQ_WORK"/*.log
 }
 
 # boot MODE: one tq_boot with the fake; sets rc.
@@ -150,5 +142,4 @@ fi
 sleep 1
 check "no fake QEMU left running" no_fake_left
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

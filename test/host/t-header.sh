@@ -6,36 +6,15 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-command -v cryptsetup > /dev/null 2>&1 || { echo "# SKIP: cryptsetup missing"; exit 77; }
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-root=$tmp/root
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need cryptsetup
+fixture_root
 img=$tmp/swap.img
-mkdir -p "$root/proc/self" "$root/etc"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-head -c 32 /dev/urandom > "$root/key"
 head -c 32 /dev/urandom > "$tmp/other"
-truncate -s 32M "$img"
-
-n=0
-failed=0
-check() {
-        name=$1
-        shift
-        n=$((n + 1))
-        if "$@" > /dev/null 2>&1; then
-                echo "ok $n - $name"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $name"
-                sed 's/^/#   /' "$tmp/out" "$tmp/err" 2> /dev/null
-        fi
-}
 run() { "$@" > "$tmp/out" 2> "$tmp/err"; }
 
-check "setup --format-only" run "$THAW" setup --device "$img" --key keyfile:/key --format-only --yes --root "$root"
+check "setup --format-only" thaw_image "$img" 32M --yes
 pin=$(sed -n 's/^header=//p' "$root/etc/thaw/thaw.conf")
 check "thaw.conf pins the header (header=sha256:...)" sh -c "echo '$pin' | grep -qE '^sha256:[0-9a-f]{64}$'"
 check "setup prints the same pin as rd.thaw.header=" grep -qF "rd.thaw.header=$pin" "$tmp/out"
@@ -71,5 +50,4 @@ check "enroll --check with thaw.conf's device= another" run "$THAW" enroll --dev
 check "(says the pin is neither checked nor updated)" grep -qF "device=/dev/vdz is not UUID= of $img: its header= pin is neither checked nor updated here" "$tmp/out" "$tmp/err"
 cp "$tmp/conf" "$root/etc/thaw/thaw.conf"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

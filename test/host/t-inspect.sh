@@ -6,8 +6,8 @@ set -u
 
 : "${THAW:?THAW must name the thaw binary}"
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
 root=$tmp/root
 img=$tmp/swap.img
 mkdir -p "$root/proc/sys/kernel" "$root/run/thaw"
@@ -43,75 +43,66 @@ put64 $((8192 + 416)) 1
 put64 $((8192 + 424)) 3
 put64 $((8192 + 432)) 12288
 
-n=0
-failed=0
-check() {
-        n=$((n + 1))
-        if grep -qF -- "$2" "$tmp/out"; then
-                echo "ok $n - $1"
-        else
-                echo "not ok $n - $1: no \"$2\" in:"
-                sed 's/^/#   /' "$tmp/out"
-                failed=$((failed + 1))
-        fi
+# says NAME TEXT: the last command's output has TEXT.
+says() {
+        if grep -qF -- "$2" "$tmp/out"; then ok "$1"; else not_ok "$1: no \"$2\" in:"; fi
 }
+# status NAME GOT WANT: the last command exited WANT.
 status() {
-        n=$((n + 1))
-        if [ "$2" -eq "$3" ]; then echo "ok $n - $1"; else echo "not ok $n - $1: exit $2, not $3"; failed=$((failed + 1)); fi
+        if [ "$2" -eq "$3" ]; then ok "$1"; else not_ok "$1: exit $2, not $3"; fi
 }
 
 "$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
 status "inspect: resumable image exits 0" $? 0
-check "inspect: flags" "flags:          0x2 (nocompress)"
-check "inspect: memory" "memory:         made with 768 MiB (196478 pages), this machine has 768 MiB"
-check "inspect: e820 unknown without memmap" "e820 checksum:  image 1a2b3c4d, this machine unknown"
-check "inspect: verdict" "resumable here: yes"
+says "inspect: flags" "flags:          0x2 (nocompress)"
+says "inspect: memory" "memory:         made with 768 MiB (196478 pages), this machine has 768 MiB"
+says "inspect: e820 unknown without memmap" "e820 checksum:  image 1a2b3c4d, this machine unknown"
+says "inspect: verdict" "resumable here: yes"
 
 "$THAW" inspect --verify --root "$root" "$img" > "$tmp/out" 2>&1
 status "inspect --verify: an uncompressed image exits 0" $? 0
-check "inspect --verify: every page read, no checksum" "verified:       yes: all 2 pages read; uncompressed images carry no checksum"
+says "inspect --verify: every page read, no checksum" "verified:       yes: all 2 pages read; uncompressed images carry no checksum"
 "$THAW" inspect --verify --json --root "$root" "$img" > "$tmp/out" 2>&1
-check "inspect --verify --json: verify" '"ok":true'
-check "inspect --json: first map block" '"first_map_block":1'
+says "inspect --verify --json: verify" '"ok":true'
+says "inspect --json: first map block" '"first_map_block":1'
 
 printf 'Node 0, zone DMA32\n        present  262014\n' > "$root/proc/zoneinfo"
 "$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
 status "inspect: memory mismatch exits 1" $? 1
-check "inspect: says why" "resumable here: no: image was made with 768 MiB of memory, this machine has 1024 MiB"
+says "inspect: says why" "resumable here: no: image was made with 768 MiB of memory, this machine has 1024 MiB"
 
 "$THAW" inspect --json --root "$root" "$img" > "$tmp/out" 2>&1
-check "inspect --json: resumable" '"resumable":false'
-check "inspect --json: check" '"check":"memory"'
-check "inspect --json: image memory" '"num_physpages":196478'
-check "inspect --json: compression" '"compression":"none"'
+says "inspect --json: resumable" '"resumable":false'
+says "inspect --json: check" '"check":"memory"'
+says "inspect --json: image memory" '"num_physpages":196478'
+says "inspect --json: compression" '"compression":"none"'
 
 put64 $((4096 + 4088)) 1
 "$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
-check "inspect: a looping chain is named" "the swap-map chain loops back to block 1 after 1 map pages"
+says "inspect: a looping chain is named" "the swap-map chain loops back to block 1 after 1 map pages"
 
 "$THAW" inspect --root "$root" --offset 1 "$img" > "$tmp/out" 2>&1
 status "inspect: no image at offset 1 exits 1" $? 1
-check "inspect: no image" "no hibernation image (neither swap nor a hibernation image) at offset 1"
+says "inspect: no image" "no hibernation image (neither swap nor a hibernation image) at offset 1"
 
 "$THAW" status --root "$root" > "$tmp/out" 2>&1
 status "status: no state file exits 1" $? 1
-check "status: says so" "thaw resume left no record at this boot"
+says "status: says so" "thaw resume left no record at this boot"
 printf 'outcome=mismatch-kept\nreason=memory\ndevice=/dev/mapper/thaw-swap\nmessage=not resuming: why\n' \
         > "$root/run/thaw/state"
 "$THAW" status --root "$root" > "$tmp/out" 2>&1
 status "status: exits 0" $? 0
-check "status: in words" "At boot, thaw resume: an image this machine cannot resume was kept; the swap is not in use."
-check "status: the check" "Failed check: memory"
-check "status: the message" "Details: not resuming: why"
+says "status: in words" "At boot, thaw resume: an image this machine cannot resume was kept; the swap is not in use."
+says "status: the check" "Failed check: memory"
+says "status: the message" "Details: not resuming: why"
 for o in bad-header bad-mapping; do
         printf 'outcome=%s\ndevice=/dev/vdb\n' "$o" > "$root/run/thaw/state"
         "$THAW" status --root "$root" > "$tmp/out" 2>&1
         status "status: $o exits 0" $? 0
         case $o in
-        bad-header) check "status: $o in words" "the LUKS2 header is not one thaw wrote (or not the pinned one); no key was tried" ;;
-        bad-mapping) check "status: $o in words" "the mapping was not encrypted as its LUKS2 header says; it was closed unread" ;;
+        bad-header) says "status: $o in words" "the LUKS2 header is not one thaw wrote (or not the pinned one); no key was tried" ;;
+        bad-mapping) says "status: $o in words" "the mapping was not encrypted as its LUKS2 header says; it was closed unread" ;;
         esac
 done
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -6,42 +6,38 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 
-setup=$(cd "$(dirname "$0")/../.." && pwd)/dracut-module/90thaw/module-setup.sh
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+# dracut's check() from module-setup.sh takes the place of lib.sh's, which this test does not use.
 # shellcheck source=/dev/null
-. "$setup"
+. "$top/dracut-module/90thaw/module-setup.sh"
 # shellcheck disable=SC2034 # read by module-setup.sh
 dracutsysrootdir=$tmp
 # shellcheck disable=SC2034
 hostonly=yes
 mkdir -p "$tmp/etc/thaw"
 
-n=0
-failed=0
-# expect NAME NEEDS(yes|no) THAW.CONF-LINE
-expect() {
-	n=$((n + 1))
+# expect_tpm2 NAME NEEDS(yes|no) THAW.CONF-LINE
+expect_tpm2() {
 	printf '%s\n' "$3" > "$tmp/etc/thaw/thaw.conf"
 	got=no
 	thaw_needs_tpm2 && got=yes
 	if [ "$got" = "$2" ]; then
-		echo "ok $n - $1"
+		ok "$1"
 	else
-		echo "not ok $n - $1 (thaw_needs_tpm2 said $got for '$3')"
-		failed=$((failed + 1))
+		not_ok "$1 (thaw_needs_tpm2 said $got for '$3')"
 	fi
 }
 
 echo "1..8"
-expect "key=tpm2" yes 'key=tpm2'
-expect "tpm2 later in the chain, with options" yes 'key=keyfile:/k,tpm2:pcrs=7,bank=sha256'
-expect "systemd-tpm2" yes 'key=systemd-tpm2'
-expect "systemd-tpm2 later in the chain" yes 'key=fwcfg:opt/thaw/key,systemd-tpm2'
-expect "blanks around = and a quoted value" yes '  key = "tpm2,passphrase"'
-expect "no TPM2 source" no 'key=fwcfg:opt/thaw/key,passphrase'
-expect "a commented-out line" no '# key=tpm2'
+expect_tpm2 "key=tpm2" yes 'key=tpm2'
+expect_tpm2 "tpm2 later in the chain, with options" yes 'key=keyfile:/k,tpm2:pcrs=7,bank=sha256'
+expect_tpm2 "systemd-tpm2" yes 'key=systemd-tpm2'
+expect_tpm2 "systemd-tpm2 later in the chain" yes 'key=fwcfg:opt/thaw/key,systemd-tpm2'
+expect_tpm2 "blanks around = and a quoted value" yes '  key = "tpm2,passphrase"'
+expect_tpm2 "no TPM2 source" no 'key=fwcfg:opt/thaw/key,passphrase'
+expect_tpm2 "a commented-out line" no '# key=tpm2'
 # shellcheck disable=SC2034
 hostonly=''
-expect "not host-only: always" yes 'key=fwcfg:opt/thaw/key'
+expect_tpm2 "not host-only: always" yes 'key=fwcfg:opt/thaw/key'
 [ "$failed" -eq 0 ]

@@ -6,41 +6,23 @@
 # thaw runs, dpkg knows the version, and nothing is left behind after dpkg -r.
 set -u
 
-for tool in dpkg-buildpackage dh dpkg-deb dpkg; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing (make deps)"; exit 77; }
-done
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-[ -d "$repo/debian" ] || { echo "# no debian/ in $repo"; exit 1; }
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-n=0
-failed=0
-check() {
-        what=$1
-        shift
-        n=$((n + 1))
-        if "$@" > "$tmp/out" 2>&1; then
-                echo "ok $n - $what"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $what"
-                sed 's/^/#   /' "$tmp/out" | tail -n 20
-        fi
-}
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need dpkg-buildpackage dh dpkg-deb dpkg
+[ -d "$top/debian" ] || { echo "# no debian/ in $top"; exit 1; }
 
 # A copy of the tracked (and new, not ignored) files: the build must not need build/ or .cache/.
 mkdir "$tmp/src"
-if git -C "$repo" rev-parse --git-dir > /dev/null 2>&1; then
-        (cd "$repo" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$tmp/src")
+if git -C "$top" rev-parse --git-dir > /dev/null 2>&1; then
+        (cd "$top" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$tmp/src")
 else
-        (cd "$repo" && tar --exclude=./build --exclude=./.cache -cf - .) | (cd "$tmp/src" && tar -xf -)
+        (cd "$top" && tar --exclude=./build --exclude=./.cache -cf - .) | (cd "$tmp/src" && tar -xf -)
 fi
 version=$(cd "$tmp/src" && dpkg-parsechangelog -S Version)
 check "dpkg-buildpackage -us -uc -b builds thaw $version" \
         sh -c "cd '$tmp/src' && dpkg-buildpackage -us -uc -b > '$tmp/build.log' 2>&1 || { tail -n 30 '$tmp/build.log'; exit 1; }"
 deb=$(find "$tmp" -maxdepth 1 -name "thaw_${version}_*.deb" | head -n1)
-[ -n "$deb" ] || { echo "not ok - no thaw_${version}_*.deb was built"; echo "1..$((n + 1))"; exit 1; }
+[ -n "$deb" ] || abort "no thaw_${version}_*.deb was built"
 
 # The files an administrator relies on, as the package lists them; the token plugin where
 # libcryptsetup looks for it.
@@ -91,5 +73,4 @@ check "nothing but dpkg's database and log is left in the root" sh -c \
         "left=\$(cd '$root' && find . -path ./var/lib/dpkg -prune -o -path ./var/log -prune -o ! -type d -print); [ -z \"\$left\" ] || { echo \"\$left\"; exit 1; }"
 check "the dracut module directory is gone" test ! -e "$root/usr/lib/dracut/modules.d/90thaw"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -7,18 +7,11 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-for tool in cryptsetup python3 truncate; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-root=$tmp/root
-mkdir -p "$root/proc/self" "$root/etc" "$root/dev" "$root/sys/class/tty/console"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-(umask 077 && head -c 32 /dev/urandom > "$root/key")
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need cryptsetup python3 truncate
+fixture_root
+mkdir -p "$root/dev" "$root/sys/class/tty/console"
 # The console and the administrator's terminal are the pseudo-terminal pty-answer.py runs thaw on.
 ln -s /dev/tty "$root/dev/console"
 ln -s /dev/tty "$root/dev/tty"
@@ -28,41 +21,16 @@ meminfo() {
 }
 meminfo 4000000
 
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/out"
-}
-
 # typed NAME STATUS TEXT PROMPT ANSWER CMD...: CMD, on a terminal where ANSWER is typed at each
 # PROMPT, exits STATUS and says TEXT.
 typed() {
-        name=$1 want=$2 text=$3 prompt=$4 answer=$5
+        typed_name=$1 typed_want=$2 typed_text=$3 prompt=$4 answer=$5
         shift 5
-        python3 "$here/pty-answer.py" "$prompt" "$answer" "$@" > "$tmp/out" 2>&1
-        rc=$?
-        if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/out"; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
+        expect "$typed_name" "$typed_want" "$typed_text" python3 "$here/pty-answer.py" "$prompt" "$answer" "$@"
 }
 
 img=$tmp/swap.img
-truncate -s 32M "$img"
-if ! "$THAW" setup --device "$img" --key keyfile:/key --format-only --root "$root" > "$tmp/out" 2>&1; then
-        not_ok "thaw setup --format-only"
-        echo "1..$n"
-        exit 1
-fi
+thaw_image "$img" 32M || abort "thaw setup --format-only"
 
 pw="correct horse battery"
 typed "enroll --key passphrase asks twice and adds a keyslot" 0 "enrolled passphrase on $img" \
@@ -103,5 +71,4 @@ fi
 typed "passphrase:console prompts there all the same" 0 "the key from passphrase:console opens $img" \
         "s): " "$pw" "$THAW" enroll --device "$img" --check passphrase:console --root "$root"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

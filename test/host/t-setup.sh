@@ -5,44 +5,10 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in blkid mkfs.ext4 mkswap truncate; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-root=$tmp/root
-mkdir -p "$root/proc/self" "$root/etc"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-head -c 32 /dev/urandom > "$root/key"
-
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/err"
-}
-
-# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stderr.
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        "$@" > "$tmp/out" 2> "$tmp/err"
-        rc=$?
-        if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/err"; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
-}
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need blkid mkfs.ext4 mkswap truncate
+fixture_root
 
 # untouched NAME IMG TYPE: blkid still reports TYPE ("" for none) and no conf was written.
 untouched() {
@@ -63,19 +29,19 @@ blank() {
 
 img=$tmp/swap.img
 
-expect "setup without arguments is a usage error" 2 "--device and --key" "$THAW" setup
-expect "setup with a bad key chain is a usage error" 2 "not a key source chain" \
+expect_err "setup without arguments is a usage error" 2 "--device and --key" "$THAW" setup
+expect_err "setup with a bad key chain is a usage error" 2 "not a key source chain" \
         "$THAW" setup --device "$img" --key nosuch:x --root "$root"
-expect "setup with a bad name is a usage error" 2 "not a usable device-mapper name" \
+expect_err "setup with a bad name is a usage error" 2 "not a usable device-mapper name" \
         "$THAW" setup --device "$img" --key keyfile:/key --name a/b --root "$root"
-expect "setup of a missing device fails" 1 "cannot check $tmp/nodev" \
+expect_err "setup of a missing device fails" 1 "cannot check $tmp/nodev" \
         "$THAW" setup --device "$tmp/nodev" --key keyfile:/key --root "$root"
 
 blank "$img"
 echo "$img /mnt ext4 rw,relatime 0 0" > "$root/proc/self/mounts"
-expect "setup refuses a mounted device" 1 "refusing to format $img: it is mounted" \
+expect_err "setup refuses a mounted device" 1 "refusing to format $img: it is mounted" \
         "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
-expect "--yes does not override a mount" 1 "it is mounted" \
+expect_err "--yes does not override a mount" 1 "it is mounted" \
         "$THAW" setup --device "$img" --key keyfile:/key --yes --root "$root"
 untouched "a mounted device is left untouched" "$img" ""
 : > "$root/proc/self/mounts"
@@ -85,32 +51,30 @@ spaced="$tmp/my swap.img"
 blank "$spaced"
 printf 'Filename\tType\tSize\tUsed\tPriority\n%s\tfile\t65532\t0\t-2\n' \
         "$(printf '%s' "$spaced" | sed 's/ /\\040/g')" > "$root/proc/swaps"
-expect "setup refuses active swap" 1 "it is active swap" \
+expect_err "setup refuses active swap" 1 "it is active swap" \
         "$THAW" setup --device "$spaced" --key keyfile:/key --root "$root"
 untouched "active swap is left untouched" "$spaced" ""
 : > "$root/proc/swaps"
 
 mkfs.ext4 -q -F "$img" > /dev/null 2>&1
-expect "setup refuses a file system" 1 "it holds a signature (ext4)" \
+expect_err "setup refuses a file system" 1 "it holds a signature (ext4)" \
         "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
 untouched "the file system is left untouched" "$img" ext4
 
 # --yes gets past the signature check; the missing key then stops it before anything is written.
-expect "--yes overrides the signature check" 1 "cannot read the key from keyfile:/nokey (not found)" \
+expect_err "--yes overrides the signature check" 1 "cannot read the key from keyfile:/nokey (not found)" \
         "$THAW" setup --device "$img" --key keyfile:/key,keyfile:/nokey --yes --root "$root"
 untouched "a missing key writes nothing" "$img" ext4
 
 blank "$img"
 mkswap "$img" > /dev/null 2>&1
-expect "setup refuses a swap signature" 1 "it holds a signature (swap)" \
+expect_err "setup refuses a swap signature" 1 "it holds a signature (swap)" \
         "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
 untouched "the swap signature is left untouched" "$img" swap
 
 if command -v cryptsetup > /dev/null 2>&1; then
-        blank "$img"
-        if cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-                "$img" "$root/key" > /dev/null 2>&1; then
-                expect "setup refuses a LUKS container" 1 "it holds a signature (crypto_LUKS)" \
+        if luks_image "$img" 64M "$root/key"; then
+                expect_err "setup refuses a LUKS container" 1 "it holds a signature (crypto_LUKS)" \
                         "$THAW" setup --device "$img" --key keyfile:/key --root "$root"
                 untouched "the LUKS container is left untouched" "$img" crypto_LUKS
         else
@@ -131,7 +95,7 @@ blank "$img"
         mkdir -p "$root/sys/firmware"
         mv "$tmp/late/qemu_fw_cfg" "$root/sys/firmware/" # the driver's tree appears at once
 ) &
-expect "a device mounted while the key is fetched is refused" 1 \
+expect_err "a device mounted while the key is fetched is refused" 1 \
         "refusing to format $img (checked again after fetching the keys): it is mounted" \
         "$THAW" setup --device "$img" --key fwcfg:opt/k --root "$root"
 wait
@@ -140,7 +104,7 @@ untouched "the device mounted meanwhile is left untouched" "$img" ""
 rm -rf "$root/sys"
 
 blank "$img"
-expect "a missing key on a blank device writes nothing" 1 "nothing written to $img" \
+expect_err "a missing key on a blank device writes nothing" 1 "nothing written to $img" \
         "$THAW" setup --device "$img" --key keyfile:/nokey --root "$root"
 untouched "the blank device stays blank" "$img" ""
 
@@ -148,14 +112,13 @@ blank "$img"
 mkdir -p "$root/etc"
 rm -rf "$root/etc/thaw"
 : > "$root/etc/thaw" # /etc/thaw cannot become a directory: thaw.conf could not be written
-expect "an unwritable /etc/thaw is refused before formatting" 1 "nothing written to $img" \
+expect_err "an unwritable /etc/thaw is refused before formatting" 1 "nothing written to $img" \
         "$THAW" setup --device "$img" --key keyfile:/key --yes --root "$root"
 rm -f "$root/etc/thaw"
 untouched "the device stays blank when /etc/thaw is unwritable" "$img" ""
 
-expect "--integrity with --format-only is a usage error" 2 "cannot go with --format-only" \
+expect_err "--integrity with --format-only is a usage error" 2 "cannot go with --format-only" \
         "$THAW" setup --device "$img" --key keyfile:/key --integrity --format-only --root "$root"
 untouched "--integrity with --format-only writes nothing" "$img" ""
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -5,10 +5,8 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-here=$(cd "$(dirname "$0")" && pwd)
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
 root=$tmp/root
 mkdir -p "$root/etc/thaw" "$root/proc" "$root/sys/power" "$root/sys/block/dm-0/dm" "$root/dev/mapper"
 echo thaw-swap > "$root/sys/block/dm-0/dm/name"
@@ -25,41 +23,20 @@ printf 'MemTotal: 1000000 kB\nMemAvailable: 300000 kB\nAnonPages: 250000 kB\nShm
 'SwapCached: 0 kB\nSwapTotal: 1048572 kB\nSwapFree: 536572 kB\n' > "$root/proc/meminfo"
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\n' > "$root/etc/thaw/thaw.conf"
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-bad() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/err"
-}
-# expect NAME STATUS TEXT ARGS...: thaw ARGS exits STATUS and says TEXT on stderr.
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        "$THAW" "$@" > "$tmp/out" 2> "$tmp/err"
-        rc=$?
-        if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/err"; then ok "$name"; else
-                echo "# exit $rc, wanted $want and \"$text\""
-                bad "$name"
-        fi
-}
-
-expect "prefetch with nothing swapped in any process: nothing to do" 0 \
-        "no process has pages in swap" swapin --root "$root"
-expect "swapoff refused when the swapped memory does not fit above the floor" 1 \
+expect_err "prefetch with nothing swapped in any process: nothing to do" 0 \
+        "no process has pages in swap" "$THAW" swapin --root "$root"
+expect_err "swapoff refused when the swapped memory does not fit above the floor" 1 \
         "swapoff refused: 500 MiB are swapped out on /dev/mapper/thaw-swap, but only 195 MiB are available" \
-        swapin --strategy swapoff --root "$root"
-expect "swapoff refusal says what to do instead" 1 "Use --strategy prefetch" \
-        swapin --strategy swapoff --root "$root"
-expect "a floor above RAM is refused" 2 "--floor 2G: give a size below RAM" swapin --floor 2G --root "$root"
-expect "an unknown strategy is refused" 2 "--strategy prefetch or swapoff" swapin --strategy fast --root "$root"
-expect "--batch out of range is refused" 2 "--batch 0: give a size" swapin --batch 0 --root "$root"
+        "$THAW" swapin --strategy swapoff --root "$root"
+expect_err "swapoff refusal says what to do instead" 1 "Use --strategy prefetch" \
+        "$THAW" swapin --strategy swapoff --root "$root"
+expect_err "a floor above RAM is refused" 2 "--floor 2G: give a size below RAM" "$THAW" swapin --floor 2G --root "$root"
+expect_err "an unknown strategy is refused" 2 "--strategy prefetch or swapoff" "$THAW" swapin --strategy fast --root "$root"
+expect_err "--batch out of range is refused" 2 "--batch 0: give a size" "$THAW" swapin --batch 0 --root "$root"
 printf 'swapin=off\n' >> "$root/etc/thaw/thaw.conf"
-expect "--auto obeys swapin=off in thaw.conf" 0 "swapin=off in thaw.conf" swapin --auto --root "$root"
-expect "an explicit --strategy wins over swapin=off" 0 "no process has pages in swap" \
-        swapin --auto --strategy prefetch --root "$root"
+expect_err "--auto obeys swapin=off in thaw.conf" 0 "swapin=off in thaw.conf" "$THAW" swapin --auto --root "$root"
+expect_err "an explicit --strategy wins over swapin=off" 0 "no process has pages in swap" \
+        "$THAW" swapin --auto --strategy prefetch --root "$root"
 
 # thaw hibernate: the fixture's /sys/power/state write "returns" at once, as after a resume.
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\n' > "$root/etc/thaw/thaw.conf"
@@ -72,39 +49,38 @@ while ! grep -q "swap-in: no process" "$tmp/err" && [ "$i" -lt 100 ]; do sleep 0
 if [ "$rc" -eq 0 ] && grep -q "started thaw swapin --strategy prefetch" "$tmp/err" &&
         grep -q "swap-in: no process has pages in swap" "$tmp/err"; then
         ok "thaw hibernate starts thaw swapin after the resume"
-else bad "thaw hibernate starts thaw swapin after the resume"; fi
+else not_ok "thaw hibernate starts thaw swapin after the resume"; fi
 if [ "$(cat "$root/sys/power/image_size")" = 67108864 ]; then ok "--image-size 64M is written to /sys/power/image_size"
-else bad "--image-size 64M is written to /sys/power/image_size"; fi
+else not_ok "--image-size 64M is written to /sys/power/image_size"; fi
 "$THAW" hibernate --root "$root" --no-swapin > "$tmp/out" 2> "$tmp/err"
 sleep 0.5
 if grep -q resumed "$tmp/err" && ! grep -q "swapin" "$tmp/err"; then ok "--no-swapin: no swap-in"
-else bad "--no-swapin: no swap-in"; fi
+else not_ok "--no-swapin: no swap-in"; fi
 printf 'swapin=off\nimage_size=0\n' >> "$root/etc/thaw/thaw.conf"
 "$THAW" hibernate --root "$root" > "$tmp/out" 2> "$tmp/err"
 sleep 0.5
 if grep -q resumed "$tmp/err" && ! grep -q "swapin" "$tmp/err" && [ "$(cat "$root/sys/power/image_size")" = 0 ]
-then ok "swapin=off and image_size=0 in thaw.conf"; else bad "swapin=off and image_size=0 in thaw.conf"; fi
+then ok "swapin=off and image_size=0 in thaw.conf"; else not_ok "swapin=off and image_size=0 in thaw.conf"; fi
 
 # The systemd-sleep hook, with a systemd-run that records what it was asked to run.
 mkdir -p "$tmp/bin"
 printf '#!/bin/sh\necho "$*" >> %s/ran\n' "$tmp" > "$tmp/bin/systemd-run"
 chmod +x "$tmp/bin/systemd-run"
-hook() { PATH=$tmp/bin:/usr/bin:/bin THAW=$THAW sh "$here/../../dracut-module/system-sleep/thaw.sh" "$@" 2> "$tmp/err"; }
+hook() { PATH=$tmp/bin:/usr/bin:/bin THAW=$THAW sh "$top/dracut-module/system-sleep/thaw.sh" "$@" 2> "$tmp/err"; }
 # Before hibernation it writes the image's ticket: a stand-in thaw records what it was asked.
 printf '#!/bin/sh\necho "thaw $*" >> %s/thaw-ran\n' "$tmp" > "$tmp/bin/thaw"
 chmod +x "$tmp/bin/thaw"
-PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$here/../../dracut-module/system-sleep/thaw.sh" pre hibernate 2> "$tmp/err"
-PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$here/../../dracut-module/system-sleep/thaw.sh" pre suspend 2> "$tmp/err"
+PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$top/dracut-module/system-sleep/thaw.sh" pre hibernate 2> "$tmp/err"
+PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$top/dracut-module/system-sleep/thaw.sh" pre suspend 2> "$tmp/err"
 if [ "$(cat "$tmp/thaw-ran" 2> /dev/null)" = "thaw hibernate --ticket-only" ] && [ ! -e "$tmp/ran" ]; then
         ok "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"
-else bad "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"; fi
+else not_ok "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"; fi
 hook post suspend
 if [ ! -e "$tmp/ran" ]; then ok "the sleep hook does nothing after a suspend"
-else bad "the sleep hook does nothing after a suspend"; fi
+else not_ok "the sleep hook does nothing after a suspend"; fi
 hook post hibernate
 if grep -q -- "--unit=thaw-swapin .*$THAW swapin --auto" "$tmp/ran" 2> /dev/null; then
         ok "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"
-else bad "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"; fi
+else not_ok "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"; fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

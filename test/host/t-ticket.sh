@@ -6,36 +6,14 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-command -v cryptsetup > /dev/null 2>&1 || { echo "# SKIP: cryptsetup missing"; exit 77; }
-
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-root=$tmp/root
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need cryptsetup
+fixture_root
 img=$tmp/swap.img
-mkdir -p "$root/proc/self" "$root/etc"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-head -c 32 /dev/urandom > "$root/key"
-truncate -s 20M "$img"
-
-n=0
-failed=0
-check() {
-        name=$1
-        shift
-        n=$((n + 1))
-        if "$@" > /dev/null 2>&1; then
-                echo "ok $n - $name"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $name"
-                sed 's/^/#   /' "$tmp/out" 2> /dev/null
-        fi
-}
 run() { "$@" > "$tmp/out" 2>&1; }
 
-"$THAW" setup --device "$img" --key keyfile:/key --format-only --yes --root "$root" > "$tmp/setup" 2>&1 ||
-        { sed 's/^/# /' "$tmp/setup"; echo "# thaw setup --format-only failed"; exit 1; }
+thaw_image "$img" 20M --yes || { show "$tmp/out" "$tmp/err"; echo "# thaw setup --format-only failed"; exit 1; }
 pin=$(sed -n 's/^header=//p' "$root/etc/thaw/thaw.conf")
 
 mac=09e7b33a875be07de10af7119ff5e45673d4a676dfe705c2d61c404775537a85
@@ -64,5 +42,4 @@ check "(named, escaped)" grep -qF '(malformed image ticket: unknown field "x\x1b
 check "(no raw ESC)" sh -c "! grep -q \"\$(printf '\\033')\" '$tmp/out'"
 check "enroll --check: still only the keyfile source" run "$THAW" enroll --device "$img" --check keyfile:/key --root "$root"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

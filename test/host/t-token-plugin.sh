@@ -9,10 +9,10 @@ set -u
 
 : "${THAW:?THAW must name the thaw binary}"
 # make check passes THAW_TOKENS (build/tokens); a plugin missing there is a failure, not a skip.
-tokens=${THAW_TOKENS:-$(dirname "$0")/../../build/tokens}
-for tool in cryptsetup unshare mount truncate; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+tokens=${THAW_TOKENS:-$top/build/tokens}
+need cryptsetup unshare mount truncate
 if [ ! -e "$tokens/libcryptsetup-token-thaw.so" ]; then
         echo "# no plugin in $tokens"
         [ -n "${THAW_TOKENS:-}" ] && exit 1
@@ -20,67 +20,28 @@ if [ ! -e "$tokens/libcryptsetup-token-thaw.so" ]; then
 fi
 tokdir=$(cryptsetup --help | sed -n 's/^LUKS2 external token plugin path: \(.*\)\.$/\1/p')
 if [ -z "$tokdir" ] || [ ! -d "$tokdir" ]; then
-        echo "# SKIP: cryptsetup has no external token support"
-        exit 77
+        skip "cryptsetup has no external token support"
 fi
 # unshare -m makes / private: in a chroot whose / is not a mount point that fails (EINVAL).
 if ! why=$(unshare -m true 2>&1); then
-        echo "# SKIP: cannot make a mount namespace (not root, or a chroot whose / is no mount point?): $why"
-        exit 77
+        skip "cannot make a mount namespace (not root, or a chroot whose / is no mount point?): $why"
 fi
 
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
 tokens=$(cd "$tokens" && pwd)
-root=$tmp/root
-mkdir -p "$root/proc/self" "$root/etc" "$root$tmp"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-head -c 32 /dev/urandom > "$tmp/key"
+fixture_root
 # thaw setup reads the key under --root; the plugin reads the path the token names, on this host.
+mkdir -p "$root$tmp"
+cp "$root/key" "$tmp/key"
 cp "$tmp/key" "$root$tmp/key"
 img=$tmp/swap.img
 truncate -s 32M "$img"
 
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/out"
-}
-
-# cs ARGS...: cryptsetup with our plugin directory in place of the system's; output in $tmp/out.
-# Killed after $limit seconds: a KDF the plugin should have refused would run for hours.
+# cs ARGS...: cryptsetup with our plugin directory in place of the system's, in a private mount
+# namespace. Killed after $limit seconds: a KDF the plugin should have refused would run for hours.
 limit=120
-cs() {
-        # shellcheck disable=SC2016 # expanded by the inner shell
-        timeout "$limit" unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh \
-                "$tokens" "$tokdir" "$@" > "$tmp/out" 2>&1
-}
-
-# expect NAME STATUS TEXT ARGS...: cs ARGS exits STATUS ("fail": non-zero) and prints TEXT.
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        cs "$@"
-        rc=$?
-        case $want in
-        fail) good=$((rc != 0)) ;;
-        *) good=$((rc == want)) ;;
-        esac
-        if [ "$good" -eq 1 ] && { [ -z "$text" ] || grep -qF -- "$text" "$tmp/out"; }; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
-}
+# shellcheck disable=SC2016 # expanded by the inner shell
+echo 'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' > "$tmp/cs"
+cs() { timeout "$limit" unshare -m sh "$tmp/cs" "$tokens" "$tokdir" "$@"; }
 
 # A fw_cfg source first, there for setup (under --root) but not on this host: the plugin says the
 # source is not here and cryptsetup goes on to the next token.
@@ -88,22 +49,20 @@ mkdir -p "$root/sys/firmware/qemu_fw_cfg/by_name/opt/thaw/gone"
 head -c 32 /dev/urandom > "$root/sys/firmware/qemu_fw_cfg/by_name/opt/thaw/gone/raw"
 if ! "$THAW" setup --device "$img" --key "fwcfg:opt/thaw/gone,keyfile:$tmp/key" --format-only \
         --root "$root" > "$tmp/out" 2>&1; then
-        not_ok "thaw setup --format-only formats the image"
-        echo "1..$n"
-        exit 1
+        abort "thaw setup --format-only formats the image"
 fi
 ok "thaw setup --format-only formats the image"
 
 expect "open --token-only --test-passphrase unlocks through the plugin, past the missing fw_cfg" 0 \
         "thaw token 0: cannot read the key from fwcfg:opt/thaw/gone (not found)" \
-        open -v --token-only --test-passphrase "$img"
+        cs open -v --token-only --test-passphrase "$img"
 # Without plugins the same command has no usable token: the plugin did the unlocking above.
 expect "without the plugin no token unlocks it" fail "" \
-        open --disable-external-tokens --token-only --token-id 1 --test-passphrase "$img"
+        cs open --disable-external-tokens --token-only --token-id 1 --test-passphrase "$img"
 expect "one token by type, through its own link name" 0 "" \
-        open --token-only --token-type thaw-keyfile --test-passphrase "$img"
+        cs open --token-only --token-type thaw-keyfile --test-passphrase "$img"
 
-expect "luksDump shows each token's source" 0 "thaw-source: keyfile:$tmp/key" luksDump "$img"
+expect "luksDump shows each token's source" 0 "thaw-source: keyfile:$tmp/key" cs luksDump "$img"
 if grep -qF "thaw-source: fwcfg:opt/thaw/gone" "$tmp/out" && grep -q "^  1: thaw-keyfile" "$tmp/out"; then
         ok "luksDump lists the fw_cfg token and the keyfile token by type"
 else
@@ -112,17 +71,17 @@ fi
 
 head -c 32 /dev/urandom > "$tmp/key"
 expect "a wrong key in the file does not unlock" fail "" \
-        open --token-only --token-id 1 --test-passphrase "$img"
+        cs open --token-only --token-id 1 --test-passphrase "$img"
 rm -f "$tmp/key"
 expect "a missing key file is reported" fail \
         "cannot read the key from keyfile:$tmp/key (not found)" \
-        open -v --token-only --token-id 1 --test-passphrase "$img"
+        cs open -v --token-only --token-id 1 --test-passphrase "$img"
 
 # token import: the plugin's validate() refuses what thaw itself would refuse, and says why.
 bad() {
         printf '%s' "$2" > "$tmp/token.json"
         expect "token import refuses $1" fail "thaw token refused: $3" \
-                token import --json-file "$tmp/token.json" "$img"
+                cs token import --json-file "$tmp/token.json" "$img"
 }
 bad "a token without thaw-source" '{"type":"thaw-keyfile","keyslots":[]}' '"thaw-source" is missing'
 bad "a number as thaw-source" '{"type":"thaw-keyfile","keyslots":[],"thaw-source":7}' \
@@ -140,8 +99,8 @@ bad "an unknown field" \
         'unknown field "key"'
 printf '%s' '{"type":"thaw-keyfile","keyslots":[],"thaw-source":"keyfile:/etc/thaw/key"}' > "$tmp/token.json"
 expect "token import takes a well-formed thaw token" 0 "" \
-        token import --json-file "$tmp/token.json" "$img"
-expect "the imported token is dumped" 0 "thaw-source: keyfile:/etc/thaw/key" luksDump "$img"
+        cs token import --json-file "$tmp/token.json" "$img"
+expect "the imported token is dumped" 0 "thaw-source: keyfile:/etc/thaw/key" cs luksDump "$img"
 
 # A malformed token written past the plugin (cryptsetup without plugins does not validate it) and
 # bound to the keyfile's keyslot: the plugin refuses it at open, although its key would unlock.
@@ -149,16 +108,15 @@ cp "$root$tmp/key" "$tmp/key"
 json='{"type":"thaw-keyfile","keyslots":["1"],"thaw-source":"keyfile:'$tmp/key'"'
 printf '%s,"x":1}' "$json" > "$tmp/token.json"
 expect "a malformed token can be written without the plugin" 0 "" \
-        token import --disable-external-tokens --token-id 7 --json-file "$tmp/token.json" "$img"
-expect "open refuses the malformed token" fail "" open --token-only --token-id 7 --test-passphrase "$img"
-expect "luksDump says what is wrong with it" 0 'thaw-source: (malformed: unknown field "x")' luksDump "$img"
+        cs token import --disable-external-tokens --token-id 7 --json-file "$tmp/token.json" "$img"
+expect "open refuses the malformed token" fail "" cs open --token-only --token-id 7 --test-passphrase "$img"
+expect "luksDump says what is wrong with it" 0 'thaw-source: (malformed: unknown field "x")' cs luksDump "$img"
 printf '%s}' "$json" > "$tmp/token.json"
 expect "the same token, well-formed, can replace it" 0 "" \
-        token import --token-replace --token-id 7 --json-file "$tmp/token.json" "$img"
-expect "and unlocks" 0 "" open --token-only --token-id 7 --test-passphrase "$img"
+        cs token import --token-replace --token-id 7 --json-file "$tmp/token.json" "$img"
+expect "and unlocks" 0 "" cs open --token-only --token-id 7 --test-passphrase "$img"
 
 # A thaw-passphrase token: libcryptsetup asks for a PIN, the plugin hands it over as the passphrase.
-here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$root/dev"
 ln -sf /dev/tty "$root/dev/tty"
 pw="plugin passphrase"
@@ -172,10 +130,8 @@ fi
 typed_cs() {
         answer=$1
         shift
-        # shellcheck disable=SC2016 # expanded by the inner shell
-        python3 "$here/pty-answer.py" "PIN: " "$answer" timeout "$limit" unshare -m sh -c \
-                'mount --bind "$1" "$2" && shift 2 && exec cryptsetup "$@"' sh "$tokens" "$tokdir" "$@" \
-                > "$tmp/out" 2>&1
+        python3 "$here/pty-answer.py" "PIN: " "$answer" timeout "$limit" unshare -m sh "$tmp/cs" "$tokens" "$tokdir" \
+                "$@" > "$tmp/out" 2>&1
 }
 if typed_cs "$pw" open --token-only --token-type thaw-passphrase --test-passphrase "$img"; then
         ok "open --token-only asks for the PIN and the passphrase opens it"
@@ -191,7 +147,7 @@ fi
 
 # Forged headers (test/luks2-forge.py, as an attacker who can write the disk): the plugin refuses the
 # token before it reads any key or hands over the PIN. Each must be refused within seconds.
-forge=$here/../luks2-forge.py
+forge=$top/test/luks2-forge.py
 limit=20
 # json_of IMG EXPR: EXPR (python, over the header's JSON as m) printed.
 json_of() {
@@ -222,15 +178,15 @@ python3 "$forge" "$tmp/iter.img" --keyslot-kdf 1:iterations=2000000000 > "$tmp/o
 mv "$tmp/key" "$tmp/key.away"
 expect "a token bound to a 2e9-iteration keyslot is refused before its key is read" fail \
         "thaw token 7: keyslot 1 is inactive or costs more than thaw would try (cheap PBKDF2 only): token refused before its key was read" \
-        open -v --token-only --token-id 7 --test-passphrase "$tmp/iter.img"
-if grep -qF "cannot read the key" "$tmp/out"; then
+        cs open -v --token-only --token-id 7 --test-passphrase "$tmp/iter.img"
+if grep -qF "cannot read the key" "$tmp/out" "$tmp/err"; then
         not_ok "and the plugin never tried to read the key file"
 else
         ok "and the plugin never tried to read the key file"
 fi
 mv "$tmp/key.away" "$tmp/key"
 expect "the same token on the unforged header still unlocks" 0 "" \
-        open --token-only --token-id 7 --test-passphrase "$img"
+        cs open --token-only --token-id 7 --test-passphrase "$img"
 
 # The passphrase's argon2id keyslot forged to 8 GiB (twice the work thaw allows, whatever the RAM):
 # the OOM killer's, not a boot's. Refused at open_pin, the PIN never handed over.
@@ -264,5 +220,4 @@ else
         not_ok "the plugin calls nothing that changes process-wide state (setenv, umask, signals, cwd)"
 fi
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What the host tests share, sourced by each test/host/t-*.sh (sh or bash): the TAP checks, a private
+# $tmp, the skips, a fixture root and LUKS2 image files.
+# shellcheck shell=sh
+# shellcheck disable=SC2034 # here, top, root and rc are for the tests
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+
+# $tmp: the test's own directory, removed at exit after what at_exit was given (last given, first run).
+tmp=$(mktemp -d) || exit 1
+lib_at_exit=:
+trap 'eval "$lib_at_exit"; rm -rf "$tmp"' EXIT
+# at_exit CMD: CMD (shell text) runs when the test exits, whatever the reason.
+at_exit() { lib_at_exit="$1; $lib_at_exit"; }
+
+# skip WHY: the whole test is skipped (exit 77, the one skip code of the suite).
+skip() {
+        echo "# SKIP: $1"
+        exit 77
+}
+
+# need TOOL...: every TOOL is installed (test/deps.sh installs them all), or the test is skipped.
+need() {
+        for lib_tool in "$@"; do
+                command -v "$lib_tool" > /dev/null 2>&1 || skip "$lib_tool missing (make deps)"
+        done
+}
+
+# TAP: one line per check, numbered by $n; $failed counts the failures; finish ends the test.
+n=0
+failed=0
+# show FILE...: the FILEs there are, as TAP comments.
+show() {
+        for lib_file in "$@"; do
+                [ -f "$lib_file" ] && sed 's/^/#   /' "$lib_file"
+        done
+        return 0
+}
+ok() {
+        n=$((n + 1))
+        echo "ok $n - $1"
+}
+# not_ok NAME: a failed check, and diag below it.
+not_ok() {
+        n=$((n + 1))
+        failed=$((failed + 1))
+        echo "not ok $n - $1"
+        diag
+}
+# diag: what a failed check shows: the last command's output ($tmp/out, $tmp/err). A test whose
+# commands leave it elsewhere defines its own.
+diag() { show "$tmp/out" "$tmp/err"; }
+# abort NAME: a failed check that the rest of the test needs: the plan so far, and exit 1.
+abort() {
+        not_ok "$1"
+        echo "1..$n"
+        exit 1
+}
+# finish: the plan, and the test's status.
+finish() {
+        echo "1..$n"
+        [ "$failed" -eq 0 ]
+}
+
+# check NAME CMD...: CMD succeeds. Its own output goes to $tmp/check, shown if it fails.
+check() {
+        lib_name=$1
+        shift
+        if "$@" > "$tmp/check" 2>&1; then
+                ok "$lib_name"
+        else
+                not_ok "$lib_name"
+                show "$tmp/check"
+        fi
+}
+
+# expect NAME STATUS TEXT CMD...: CMD exits STATUS ("fail": any failure) and says TEXT ("": anything)
+# on stdout or stderr, kept in $tmp/out and $tmp/err; its status in $rc.
+expect() { lib_expect "$tmp/out" "$@"; }
+# expect_err NAME STATUS TEXT CMD...: the same, with TEXT on stderr.
+expect_err() { lib_expect /dev/null "$@"; }
+lib_expect() {
+        lib_in=$1 lib_name=$2 lib_want=$3 lib_text=$4
+        shift 4
+        "$@" > "$tmp/out" 2> "$tmp/err"
+        rc=$?
+        case $lib_want in
+        fail) lib_good=$((rc != 0)) ;;
+        *) lib_good=$((rc == lib_want)) ;;
+        esac
+        if [ "$lib_good" -eq 1 ] && { [ -z "$lib_text" ] || cat "$lib_in" "$tmp/err" | grep -qF -- "$lib_text"; }; then
+                ok "$lib_name"
+        else
+                echo "# exit $rc, wanted $lib_want and \"$lib_text\""
+                not_ok "$lib_name"
+        fi
+}
+
+# fixture_root: $root, a machine with nothing mounted, no swap, and a random key in /key.
+fixture_root() {
+        root=$tmp/root
+        mkdir -p "$root/proc/self" "$root/etc"
+        : > "$root/proc/self/mounts"
+        : > "$root/proc/swaps"
+        (umask 077 && head -c 32 /dev/urandom > "$root/key")
+}
+
+# luks_image IMG SIZE KEYFILE: a new LUKS2 image file opened by KEYFILE, as an installer would make
+# it (a cheap PBKDF2 only to keep the tests fast).
+luks_image() {
+        rm -f "$1"
+        truncate -s "$2" "$1"
+        cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
+                --key-file "$3" "$1" || { echo "# cannot format $1"; return 1; }
+}
+
+# thaw_image IMG SIZE [SETUP-ARG...]: a new image file that thaw setup --format-only made a thaw
+# device with $root/key (keyfile:/key); its output in $tmp/out and $tmp/err.
+thaw_image() {
+        lib_img=$1
+        rm -f "$lib_img"
+        truncate -s "$2" "$lib_img"
+        shift 2
+        "$THAW" setup --device "$lib_img" --key keyfile:/key --format-only --root "$root" "$@" > "$tmp/out" 2> "$tmp/err"
+}

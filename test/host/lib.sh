@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # What the host tests share, sourced by each test/host/t-*.sh (sh or bash): the TAP checks, a private
-# $tmp, the skips, a fixture root and LUKS2 image files.
+# $tmp, the skips, a fixture root, LUKS2 image files and swtpm.
 # shellcheck shell=sh
-# shellcheck disable=SC2034 # here, top, root and rc are for the tests
+# shellcheck disable=SC2034 # here, top, root, rc and tcti are for the tests
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -97,6 +97,16 @@ lib_expect() {
         fi
 }
 
+# wait_for FILE [TENTHS]: until FILE has something in it, for TENTHS tenths of a second at most (100).
+wait_for() {
+        lib_i=0
+        while [ ! -s "$1" ] && [ "$lib_i" -lt "${2:-100}" ]; do
+                sleep 0.1
+                lib_i=$((lib_i + 1))
+        done
+        [ -s "$1" ]
+}
+
 # fixture_root: $root, a machine with nothing mounted, no swap, and a random key in /key.
 fixture_root() {
         root=$tmp/root
@@ -123,4 +133,46 @@ thaw_image() {
         truncate -s "$2" "$lib_img"
         shift 2
         "$THAW" setup --device "$lib_img" --key keyfile:/key --format-only --root "$root" "$@" > "$tmp/out" 2> "$tmp/err"
+}
+
+# start_tpm DIR: a swtpm on the state DIR (made if new) on $tcti, in place of the one before (a
+# reboot); stopped at exit.
+lib_tpm_pid=$tmp/swtpm.pid
+start_tpm() {
+        stop_tpm
+        if [ -z "${tcti:-}" ]; then
+                lib_tpm_port || { echo "# no free port pair for swtpm"; return 1; }
+                tcti="swtpm:host=127.0.0.1,port=$lib_port"
+                at_exit stop_tpm
+        fi
+        mkdir -p "$1"
+        swtpm socket --tpm2 --server "type=tcp,port=$lib_port,bindaddr=127.0.0.1" \
+                --ctrl "type=tcp,port=$((lib_port + 1)),bindaddr=127.0.0.1" --flags not-need-init,startup-clear \
+                --tpmstate "dir=$1" --pid "file=$lib_tpm_pid" --daemon || { echo "# swtpm did not start"; return 1; }
+        wait_for "$lib_tpm_pid" 50 || :
+}
+stop_tpm() {
+        lib_pid=$(cat "$lib_tpm_pid" 2> /dev/null)
+        [ -n "$lib_pid" ] || return 0
+        kill "$lib_pid" 2> /dev/null
+        # Until it has gone: the next swtpm takes the same ports.
+        lib_i=0
+        while kill -0 "$lib_pid" 2> /dev/null && [ "$lib_i" -lt 50 ]; do
+                sleep 0.1
+                lib_i=$((lib_i + 1))
+        done
+        rm -f "$lib_tpm_pid"
+}
+# Two free ports in a row: the swtpm TCTI finds the control port at the server port + 1.
+lib_tpm_port() {
+        lib_port=$(python3 -c '
+import socket
+for _ in range(100):
+    a = socket.socket(); a.bind(("127.0.0.1", 0)); p = a.getsockname()[1]
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 1)); print(p); break
+    except OSError:
+        pass
+') && [ -n "$lib_port" ]
 }

@@ -8,62 +8,16 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in swtpm cryptsetup python3 systemd-cryptenroll tpm2_pcrextend; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
-
-tmp=$(mktemp -d) || exit 1
-trap 'stop_tpm; rm -rf "$tmp"' EXIT
-# shellcheck source=test/host/swtpm.sh
-. "$(dirname "$0")/swtpm.sh"
-
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/out"
-}
-
-# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT (on stdout or stderr).
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        "$@" > "$tmp/out" 2>&1
-        rc=$?
-        if [ "$rc" -eq "$want" ] && grep -qF -- "$text" "$tmp/out"; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
-}
-
-root=$tmp/root
-mkdir -p "$root/proc/self" "$root/etc"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-(umask 077 && head -c 32 /dev/urandom > "$root/key")
-
-# format IMG: a thaw device (keyfile key) on a new image file.
-format() {
-        rm -f "$1"
-        truncate -s 32M "$1"
-        "$THAW" setup --device "$1" --key keyfile:/key --format-only --root "$root" > "$tmp/out" 2>&1
-}
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need swtpm cryptsetup python3 systemd-cryptenroll tpm2_pcrextend
+fixture_root
 
 img=$tmp/swap.img
-start_tpm "$tmp/tpm" || { echo "# swtpm did not start"; exit 1; }
-if ! format "$img" || ! systemd-cryptenroll --unlock-key-file="$root/key" --tpm2-device="$tcti" \
+start_tpm "$tmp/tpm" || exit 1
+if ! thaw_image "$img" 32M || ! systemd-cryptenroll --unlock-key-file="$root/key" --tpm2-device="$tcti" \
         --tpm2-pcrs=7 "$img" > "$tmp/out" 2>&1; then
-        not_ok "systemd-cryptenroll enrolls the thaw device"
-        echo "1..$n"
-        exit 1
+        abort "systemd-cryptenroll enrolls the thaw device"
 fi
 ok "systemd-cryptenroll enrolls the thaw device"
 
@@ -81,13 +35,13 @@ expect "and again" 0 "opens $img" "$THAW" enroll --device "$img" --check systemd
 
 # A device without a systemd-tpm2 token.
 other=$tmp/other.img
-format "$other"
+thaw_image "$other" 32M
 expect "a device without a systemd-tpm2 token is told apart" 1 "no systemd-tpm2 token on the device" \
         "$THAW" enroll --device "$other" --check systemd-tpm2 --tcti "$tcti" --root "$root"
 
 # A PIN token: systemd 252 binds the PIN with PolicyAuthValue; thaw refuses it, and says so.
 pin=$tmp/pin.img
-format "$pin"
+thaw_image "$pin" 32M
 if NEWPIN=1234 systemd-cryptenroll --unlock-key-file="$root/key" --tpm2-device="$tcti" --tpm2-pcrs=7 \
         --tpm2-with-pin=yes "$pin" > "$tmp/out" 2>&1 &&
         "$THAW" enroll --device "$pin" --repin --root "$root" > "$tmp/out" 2>&1; then
@@ -108,9 +62,8 @@ else
 fi
 
 # A fresh TPM (the VM came back on another host): the blob does not load.
-start_tpm "$tmp/tpm-new" || { echo "# swtpm did not start"; exit 1; }
+start_tpm "$tmp/tpm-new" || exit 1
 expect "a fresh TPM is refused with the reason" 1 "was sealed by another TPM" \
         "$THAW" enroll --device "$img" --check systemd-tpm2 --tcti "$tcti" --root "$root"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

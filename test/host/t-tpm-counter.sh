@@ -7,61 +7,22 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in swtpm cryptsetup python3 tpm2_nvreadpublic tpm2_nvread tpm2_nvincrement tpm2_changeauth; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need swtpm cryptsetup python3 tpm2_nvreadpublic tpm2_nvread tpm2_nvincrement tpm2_changeauth
 unit=$(dirname "$THAW")/test/unit/test_tpm2_counter
-[ -x "$unit" ] || { echo "# SKIP: $unit not built"; exit 77; }
-
-tmp=$(mktemp -d) || exit 1
-trap 'stop_tpm; rm -rf "$tmp"' EXIT
-# shellcheck source=test/host/swtpm.sh
-. "$(dirname "$0")/swtpm.sh"
-
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/err" "$tmp/out"
-}
-
-# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stdout or stderr.
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        "$@" > "$tmp/out" 2> "$tmp/err"
-        rc=$?
-        if [ "$rc" -eq "$want" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$text"; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
-}
+[ -x "$unit" ] || skip "$unit not built"
 
 tpm() { TPM2TOOLS_TCTI=$tcti "$@"; }
-
-# format IMG: a LUKS2 image file opened by $root/key.
-format() {
-        truncate -s 20M "$1"
-        cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-                --key-file "$root/key" "$1" || { echo "# cannot format $1"; exit 1; }
-}
 
 root=$tmp/root
 mkdir -p "$root/etc/thaw" "$root/dev"
 head -c 32 /dev/urandom > "$root/key"
 img=$tmp/swap.img
-format "$img"
+luks_image "$img" 20M "$root/key" || exit 1
 printf 'device=%s\nkey=keyfile:/key\n' "$img" > "$root/etc/thaw/thaw.conf"
 
-start_tpm "$tmp/tpm-lib" || { echo "# swtpm did not start"; exit 1; }
+start_tpm "$tmp/tpm-lib" || exit 1
 expect "library: define, read, increment, idempotent define, wrong auth refused (NO_DA)" 0 "PASSED" \
         env THAW_TEST_TCTI="$tcti" "$unit"
 if grep -q SKIPPED "$tmp/out" "$tmp/err"; then
@@ -69,7 +30,7 @@ if grep -q SKIPPED "$tmp/out" "$tmp/err"; then
         not_ok "library tests ran against the swtpm"
 fi
 
-start_tpm "$tmp/tpm-a" || { echo "# swtpm did not start"; exit 1; }
+start_tpm "$tmp/tpm-a" || exit 1
 expect "--tpm-counter refused without a thaw-tpm2 token" 1 "has no thaw-tpm2 token" \
         "$THAW" enroll --device "$img" --tpm-counter --tcti "$tcti" --root "$root"
 expect "enroll tpm2 defines the counter" 0 "TPM2 counter of $img at NV index 0x01b4" \
@@ -107,7 +68,7 @@ fi
 # An owner password (a TPM an administrator took ownership of): thaw says so and defines nothing.
 # The thaw-tpm2 token is copied over (no keyslot): tpm2 itself cannot seal under that owner either.
 img2=$tmp/swap2.img
-format "$img2"
+luks_image "$img2" 20M "$root/key" || exit 1
 cryptsetup token export --token-id 0 "$img" > "$tmp/token.json" &&
         python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); t["keyslots"] = []; print(json.dumps(t))' \
                 "$tmp/token.json" > "$tmp/token2.json" &&
@@ -117,5 +78,4 @@ expect "an owner password: the counter is refused with the reason" 1 \
         "the owner hierarchy has a password: thaw defines its counter only under an empty owner authorization" \
         "$THAW" enroll --device "$img2" --tpm-counter --unlock keyfile:/key --tcti "$tcti" --root "$root"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

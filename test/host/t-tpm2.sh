@@ -6,53 +6,19 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in swtpm cryptsetup python3 tpm2_pcrextend tpm2_policypcr; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
-
-tmp=$(mktemp -d) || exit 1
-trap 'stop_tpm; rm -rf "$tmp"' EXIT
-# shellcheck source=test/host/swtpm.sh
-. "$(dirname "$0")/swtpm.sh"
-
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/err" "$tmp/out"
-}
-
-# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stdout or stderr.
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        "$@" > "$tmp/out" 2> "$tmp/err"
-        rc=$?
-        if [ "$rc" -eq "$want" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$text"; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
-}
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need swtpm cryptsetup python3 tpm2_pcrextend tpm2_policypcr
 
 img=$tmp/swap.img
 root=$tmp/root
 mkdir -p "$root/etc/thaw" "$root/dev"
 head -c 32 /dev/urandom > "$root/key"
 head -c 32 /dev/urandom > "$root/key2"
-truncate -s 20M "$img"
-cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$root/key" "$img" || { echo "# cannot format $img"; exit 1; }
+luks_image "$img" 20M "$root/key" || exit 1
 printf 'device=%s\nkey=keyfile:/key\n' "$img" > "$root/etc/thaw/thaw.conf"
 
-start_tpm "$tmp/tpm-a" || { echo "# swtpm did not start"; exit 1; }
+start_tpm "$tmp/tpm-a" || exit 1
 expect "enroll tpm2 (the unlock key from thaw.conf's chain)" 0 "enrolled tpm2 on" \
         "$THAW" enroll --device "$img" --key tpm2 --tcti "$tcti" --root "$root"
 expect "--list shows the thaw-tpm2 token and its policy" 0 \
@@ -146,21 +112,15 @@ expect "no TPM at all: said so, within the wait" 1 "no TPM2 device (/dev/tpmrm0)
 pty_tpm() {
         out=$1
         shift
-        python3 "$(dirname "$0")/pty-tpm.py" "$@" > "$out" 2> "$tmp/err" &
+        python3 "$here/pty-tpm.py" "$@" > "$out" 2> "$tmp/err" &
         pty_pid=$!
-        i=0
-        while [ ! -s "$out" ] && [ "$i" -lt 100 ]; do
-                sleep 0.1
-                i=$((i + 1))
-        done
+        wait_for "$out"
 }
 
 # The boot's TCTI (device:, as on /dev/tpmrm0) on a swtpm character device behind a pty: each answer
 # goes through the bounded wait (polled for, its size asked first, 10-byte answers read whole).
 pty_tpm "$tmp/pty" swtpm "$tmp/tpm-pty" 300
-truncate -s 20M "$tmp/pty.img"
-cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$root/key" "$tmp/pty.img" || echo "# cannot format $tmp/pty.img"
+luks_image "$tmp/pty.img" 20M "$root/key"
 dev_tcti="device:$(head -n 1 "$tmp/pty")"
 expect "device TCTI: enroll tpm2" 0 "enrolled tpm2 on" \
         timeout 240 "$THAW" enroll --device "$tmp/pty.img" --key tpm2 --tcti "$dev_tcti" --root "$root"
@@ -233,5 +193,4 @@ expect "--remove of the last keyslot's token is refused" 1 "holds the last keysl
         "$THAW" enroll --device "$img" --remove 1
 expect "--remove of an absent token" 1 "has no token 7" "$THAW" enroll --device "$img" --remove 7
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

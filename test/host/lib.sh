@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # What the host tests share, sourced by each test/host/t-*.sh (sh or bash): the TAP checks, a private
-# $tmp, the skips, a fixture root, LUKS2 image files and swtpm.
+# $tmp, the skips, a fixture root, LUKS2 image files, swtpm and the fake metadata service.
 # shellcheck shell=sh
-# shellcheck disable=SC2034 # here, top, root, rc and tcti are for the tests
+# shellcheck disable=SC2034 # here, top, root, rc, tcti, origin and src are for the tests
 
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -175,4 +175,19 @@ for _ in range(100):
     except OSError:
         pass
 ') && [ -n "$lib_port" ]
+}
+
+# start_imds: test/host/imds-server.py on 127.0.0.1 serving a new random key ($tmp/served), stopped
+# at exit: its $origin; $src, a key source there with the headers the server asks for on
+# /custom/raw; in $tmp/requests a line per request.
+start_imds() {
+        head -c 32 /dev/urandom > "$tmp/served"
+        # The interpreter itself, not a wrapper that may fork (pyenv's shim): $! must be the server.
+        lib_py=$(python3 -c 'import sys; print(sys.executable)')
+        "$lib_py" "$here/imds-server.py" "$tmp/port" 120 127.0.0.1 0 "$tmp/requests" "$tmp/served" &
+        at_exit "kill $! 2> /dev/null"
+        wait_for "$tmp/port"
+        origin=http://127.0.0.1:$(cat "$tmp/port" 2> /dev/null)
+        src="imds:$origin/custom/raw;header=Authorization:Bearer%20Oracle;header=X-Thaw:a%20b%2Cc%3Bd%25"
+        [ -s "$tmp/port" ] || { echo "# the metadata server did not start"; return 1; }
 }

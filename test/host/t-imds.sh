@@ -7,74 +7,20 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in cryptsetup python3 base64 truncate; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need cryptsetup python3 base64 truncate
+fixture_root
+mkdir -p "$root/etc/thaw" "$root/dev"
+start_imds || exit 1 # the key it hands out: $tmp/served
 
-tmp=$(mktemp -d) || exit 1
-server=""
-trap '[ -n "$server" ] && kill "$server" 2> /dev/null; rm -rf "$tmp"' EXIT
-
-root=$tmp/root
-mkdir -p "$root/etc/thaw" "$root/dev" "$root/proc/self"
-: > "$root/proc/self/mounts"
-: > "$root/proc/swaps"
-head -c 32 /dev/urandom > "$root/key"
-head -c 32 /dev/urandom > "$tmp/served" # the key the metadata service hands out
-# The interpreter itself, not a wrapper that may fork (pyenv's shim): $! must be the server.
-py=$(python3 -c 'import sys; print(sys.executable)')
-"$py" "$here/imds-server.py" "$tmp/port" 120 127.0.0.1 0 "$tmp/requests" "$tmp/served" &
-server=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ "$i" -lt 100 ]; do
-        sleep 0.1
-        i=$((i + 1))
-done
-[ -s "$tmp/port" ] || { echo "# the metadata server did not start"; exit 1; }
-origin=http://127.0.0.1:$(cat "$tmp/port")
-src="imds:$origin/custom/raw;header=Authorization:Bearer%20Oracle;header=X-Thaw:a%20b%2Cc%3Bd%25"
-
-n=0
-failed=0
-ok() {
-        n=$((n + 1))
-        echo "ok $n - $1"
-}
-not_ok() {
-        n=$((n + 1))
-        failed=$((failed + 1))
-        echo "not ok $n - $1"
-        sed 's/^/#   /' "$tmp/out" "$tmp/err" 2> /dev/null
-}
-check() {
-        name=$1
-        shift
-        if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
-
-# expect NAME STATUS TEXT CMD...: CMD exits STATUS and says TEXT on stdout or stderr.
-expect() {
-        name=$1 want=$2 text=$3
-        shift 3
-        "$@" > "$tmp/out" 2> "$tmp/err"
-        rc=$?
-        if [ "$rc" -eq "$want" ] && cat "$tmp/out" "$tmp/err" | grep -qF -- "$text"; then
-                ok "$name"
-        else
-                echo "# exit $rc, wanted $want and \"$text\""
-                not_ok "$name"
-        fi
-}
 requests() {
         [ -e "$tmp/requests" ] || { echo 0; return; }
         grep -c "^GET /custom/raw 200$" "$tmp/requests"
 }
 
 img=$tmp/swap.img
-truncate -s 20M "$img"
-cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$root/key" "$img" || { echo "# cannot format $img"; exit 1; }
+luks_image "$img" 20M "$root/key" || exit 1
 
 # Not link-local and not allowed: refused before any request, nothing enrolled.
 expect "enroll without --allow-url is refused, saying why" 1 \
@@ -114,5 +60,4 @@ check "thaw.conf has allow-url=$origin" grep -qx "allow-url=$origin" "$root/etc/
 check "the served key opens the new device" \
         cryptsetup open --test-passphrase --disable-external-tokens --key-file "$tmp/served" "$img2"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -8,43 +8,35 @@
 set -u
 
 : "${THAW:?THAW must name the thaw binary}"
-for tool in cryptsetup filefrag stat fallocate python3; do
-        command -v "$tool" > /dev/null 2>&1 || { echo "# SKIP: $tool missing"; exit 77; }
-done
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need cryptsetup filefrag stat fallocate python3
 
 # The swap file needs a disk file system (FIEMAP): /tmp is often tmpfs, which has none. Then the
 # repository's build/ directory, which is on a disk wherever the tree was checked out.
 fiemap_in() {
         fallocate -l 65536 "$1/probe" 2> /dev/null && filefrag -v "$1/probe" 2> /dev/null | grep -q '^ *0:'
 }
-server=""
-tmp=""
-trap '[ -n "$server" ] && kill "$server" 2> /dev/null; [ -n "$tmp" ] && rm -rf "$tmp"' EXIT
-for base in "${TMPDIR:-/tmp}" "$here/../../build"; do
+fs=""
+# shellcheck disable=SC2016 # expanded at exit
+at_exit '[ -z "$fs" ] || rm -rf "$fs"'
+for base in "$tmp" "$top/build"; do
         mkdir -p "$base" 2> /dev/null
-        tmp=$(mktemp -d "$base/t-swapfile.XXXXXX" 2> /dev/null) || { tmp=""; continue; }
-        fiemap_in "$tmp" && break
-        rm -rf "$tmp"
-        tmp=""
+        fs=$(mktemp -d "$base/t-swapfile.XXXXXX" 2> /dev/null) || { fs=""; continue; }
+        fiemap_in "$fs" && break
+        rm -rf "$fs"
+        fs=""
 done
-if [ -z "$tmp" ]; then
-        echo "# SKIP: no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
-        exit 77
-fi
-rm -f "$tmp/probe"
+[ -n "$fs" ] || skip "no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
+rm -f "$fs/probe"
 root=$tmp/root
-fs=$tmp/fs
-mkdir -p "$root/etc" "$root/dev" "$fs"
+mkdir -p "$root/etc" "$root/dev"
 devnum=$(stat -c '%Hd:%Ld' "$fs")
 sysdm=$root/sys/dev/block/$devnum
 head -c 32 /dev/urandom > "$root/key"
 head -c 32 /dev/urandom > "$root/installkey"
 head -c 32 /dev/urandom > "$root/otherkey"
-truncate -s 32M "$root/dev/vdb"
-# The container as an installer would make it; cheap PBKDF2 only to keep the test fast.
-cryptsetup luksFormat -q --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$root/installkey" "$root/dev/vdb" || { echo "# cannot make a LUKS2 image"; exit 1; }
+luks_image "$root/dev/vdb" 32M "$root/installkey" || exit 1
 uuid=$(cryptsetup luksUUID "$root/dev/vdb")
 fixture() {
         rm -rf "$root/sys"
@@ -54,17 +46,9 @@ fixture() {
 }
 fixture "CRYPT-LUKS2-$(echo "$uuid" | tr -d -)-luks-$uuid"
 
-n=0
-failed=0
+# result STATUS NAME: a check that passed if STATUS is 0.
 result() {
-        n=$((n + 1))
-        if [ "$1" -eq 0 ]; then
-                echo "ok $n - $2"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $2"
-                sed 's/^/#   /' "$tmp/err" "$tmp/out" 2> /dev/null
-        fi
+        if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; fi
 }
 setup() { "$THAW" setup --root "$root" "$@" > "$tmp/out" 2> "$tmp/err"; }
 
@@ -137,18 +121,7 @@ result $? "a bad --size: usage error"
 # An imds:URL source on an origin --allow-url allows: the enrolment's own fetch may use it (as for
 # a device), and thaw.conf records the origin for the boot.
 fixture "CRYPT-LUKS2-$(echo "$uuid" | tr -d -)-luks-$uuid"
-head -c 32 /dev/urandom > "$tmp/served"
-py=$(python3 -c 'import sys; print(sys.executable)')
-"$py" "$here/imds-server.py" "$tmp/port" 120 127.0.0.1 0 "$tmp/requests" "$tmp/served" &
-server=$!
-i=0
-while [ ! -s "$tmp/port" ] && [ "$i" -lt 100 ]; do
-        sleep 0.1
-        i=$((i + 1))
-done
-origin=http://127.0.0.1:$(cat "$tmp/port" 2> /dev/null)
-# The headers imds-server.py asks for on /custom/raw.
-src="imds:$origin/custom/raw;header=Authorization:Bearer%20Oracle;header=X-Thaw:a%20b%2Cc%3Bd%25"
+start_imds
 setup --swapfile "$fs/swapfile" --size 8M --key "$src" --unlock keyfile:/key
 rc=$?
 [ "$rc" -eq 1 ] && grep -q "neither link-local nor an allowed origin" "$tmp/err" && [ ! -e "$fs/swapfile" ]
@@ -162,5 +135,4 @@ cryptsetup open --test-passphrase --disable-external-tokens --key-file "$tmp/ser
 result $? "the served key unlocks the root's container"
 rm -f "$fs/swapfile"
 
-echo "1..$n"
-[ "$failed" -eq 0 ]
+finish

@@ -20,16 +20,22 @@ said() {
 	fi
 }
 
-# expect_mask NAME MASKED(yes|no) KMSG-TEXT(or "") CMDLINE [THAW.CONF]: the generator's effect.
-expect_mask() {
-	rm -rf "$root" "$tmp/early"
+# generate CMDLINE [THAW.CONF]: the generator in a new initramfs root with that kernel command line
+# and thaw.conf (none if not given); its status in $rc.
+generate() {
+	rm -rf "$root" "$tmp/normal" "$tmp/early" "$tmp/late"
 	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
 	: > "$root/etc/initrd-release"
 	: > "$root/dev/kmsg"
-	echo "$4" > "$root/proc/cmdline"
-	[ $# -ge 5 ] && printf '%s\n' "$5" > "$root/etc/thaw/thaw.conf"
+	echo "$1" > "$root/proc/cmdline"
+	[ $# -ge 2 ] && printf '%s\n' "$2" > "$root/etc/thaw/thaw.conf"
 	THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
 	rc=$?
+}
+
+# expect_mask NAME MASKED(yes|no) KMSG-TEXT(or "") CMDLINE [THAW.CONF]: the generator's effect.
+expect_mask() {
+	generate "$4" ${5+"$5"}
 	got=no
 	[ "$(readlink "$tmp/early/$mask" 2> /dev/null)" = /dev/null ] && got=yes
 	if [ "$rc" -eq 0 ] && [ "$got" = "$2" ] && said "$3"; then
@@ -94,13 +100,7 @@ fi
 dropin=$tmp/normal/thaw-resume.service.d/timeout.conf
 # expect_timeout NAME SECONDS(or "" for no drop-in) CMDLINE [THAW.CONF]
 expect_timeout() {
-	rm -rf "$root" "$tmp/normal" "$tmp/early"
-	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
-	: > "$root/etc/initrd-release"
-	: > "$root/dev/kmsg"
-	echo "$3" > "$root/proc/cmdline"
-	[ $# -ge 4 ] && printf '%s\n' "$4" > "$root/etc/thaw/thaw.conf"
-	THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
+	generate "$3" ${4+"$4"}
 	got=''
 	[ -f "$dropin" ] && got=$(sed -n 's/^TimeoutStartSec=//p' "$dropin")
 	if [ "$got" = "$2" ] && { [ -z "$2" ] || grep -qx '\[Service\]' "$dropin"; }; then

@@ -88,7 +88,16 @@ fi
 # the in-use check runs again right before formatting.
 blank "$img"
 (
-        sleep 1
+        # The mount comes once setup sleeps in its wait for the fw_cfg driver, after its first in-use
+        # check, however long a loaded host takes to get it there (a fixed "sleep 1" was once too short).
+        i=0
+        while [ "$i" -lt 100 ]; do
+                pid=$(pgrep -f -- "setup --device $img --key fwcfg:opt/k" | head -n 1)
+                # nanosleep (35) or clock_nanosleep (230): clock_sleep_ms() in the poll loop.
+                case $(cut -d' ' -f1 "/proc/$pid/syscall" 2> /dev/null) in 35 | 230) break ;; esac
+                sleep 0.1
+                i=$((i + 1))
+        done
         echo "$img /mnt ext4 rw,relatime 0 0" > "$root/proc/self/mounts"
         mkdir -p "$tmp/late/qemu_fw_cfg/by_name/opt/k"
         cp "$root/key" "$tmp/late/qemu_fw_cfg/by_name/opt/k/raw"

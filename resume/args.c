@@ -2,9 +2,14 @@
 /* thaw's settings from the kernel command line and /etc/thaw/thaw.conf (the command line wins). */
 #include "args.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "imds_url.h"
 #include "luks_policy.h"
@@ -336,4 +341,107 @@ int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size)
         if (r < 0)
                 buf[0] = '\0';
         return r;
+}
+
+#define CMDLINE_D "/etc/cmdline.d"
+#define CMDLINE_D_MAX 64      /* files read from it */
+
+__attribute__((format(printf, 4, 5)))
+static void say(args_say_fn fn, void *userdata, int level, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (n >= 0 && fn)
+                fn(userdata, level, msg);
+}
+
+static int conf_file(const struct dirent *de)
+{
+        size_t n = strlen(de->d_name);
+
+        return de->d_name[0] != '.' && n > 5 && strcmp(de->d_name + n - 5, ".conf") == 0;
+}
+
+/*
+ * The arguments a host-only initramfs stores (dracut's /etc/cmdline.d/ *.conf, in name order), as
+ * dracut's own getcmdline reads them: after thaw.conf, before /proc/cmdline.
+ */
+static void load_cmdline_d(const char *root, struct thaw_args *out, args_say_fn fn, void *userdata)
+{
+        char dir[PATH_MAX], rel[PATH_MAX], text[ARGS_CMDLINE_MAX], bad[ARGS_TOKEN_MAX];
+        struct dirent **names = NULL;
+        int n, r;
+
+        if (util_path(dir, sizeof(dir), root, CMDLINE_D) < 0)
+                return;
+        n = scandir(dir, &names, conf_file, alphasort);
+        for (int i = 0; i < n; i++) {
+                if (i < CMDLINE_D_MAX &&
+                    snprintf(rel, sizeof(rel), "%s/%s", CMDLINE_D, names[i]->d_name) < (int)sizeof(rel)) {
+                        r = util_read_text_at(root, rel, text, sizeof(text));
+                        if (r < 0)
+                                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): skipped", rel,
+                                    strerror(-r));
+                        else if ((r = args_parse_cmdline(text, out, bad, sizeof(bad))) > 0)
+                                say(fn, userdata, LOG_WARNING, "ignoring %d bad argument(s) in %s, the "
+                                    "first: \"%s\"", r, rel, bad);
+                }
+                free(names[i]);
+        }
+        free(names);
+}
+
+/* thaw.conf into out: 0, or -errno if it cannot be read (said here only with ARGS_LOAD_CONF_ONLY). */
+static int load_conf(const char *root, unsigned flags, struct thaw_args *out, args_say_fn fn, void *userdata)
+{
+        char text[ARGS_CONF_MAX], bad[ARGS_TOKEN_MAX];
+        /* thaw config names the root it was given (dracut's sysroot); the boot and the commands do not. */
+        const char *shown = flags & ARGS_LOAD_CONF_ONLY ? root : "";
+        int r = util_read_text_at(root, ARGS_CONF_PATH, text, sizeof(text));
+
+        if (r < 0) {
+                if (flags & ARGS_LOAD_CONF_ONLY)
+                        say(fn, userdata, LOG_ERR, "cannot read %s%s (%s)", root, ARGS_CONF_PATH, strerror(-r));
+                return r;
+        }
+        r = args_parse_conf(text, out, bad, sizeof(bad));
+        if (r > 0)
+                say(fn, userdata, LOG_WARNING, "ignoring %d bad line(s) in %s%s, the first: \"%s\"", r, shown,
+                    ARGS_CONF_PATH, bad);
+        return 0;
+}
+
+int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw_args *out, args_say_fn fn,
+              void *userdata)
+{
+        char text[ARGS_CMDLINE_MAX], bad[ARGS_TOKEN_MAX];
+        int r;
+
+        args_init(out);
+        r = load_conf(root, flags, out, fn, userdata);
+        if (flags & ARGS_LOAD_CONF_ONLY)
+                return r;
+        if (r < 0 && r != -ENOENT)
+                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): using the kernel command line only",
+                    ARGS_CONF_PATH, strerror(-r));
+        if (!cmdline) {
+                load_cmdline_d(root, out, fn, userdata);
+                r = util_read_text_at(root, "/proc/cmdline", text, ARGS_CMDLINE_MAX);
+                if (r < 0) {
+                        say(fn, userdata, LOG_WARNING, "cannot read /proc/cmdline (%s): using %s only",
+                            strerror(-r), ARGS_CONF_PATH);
+                        return 0;
+                }
+                cmdline = text;
+        }
+        r = args_parse_cmdline(cmdline, out, bad, sizeof(bad));
+        if (r > 0)
+                say(fn, userdata, LOG_WARNING, "ignoring %d bad kernel argument(s), the first: \"%s\"", r,
+                    bad);
+        return 0;
 }

@@ -57,3 +57,9 @@ void log_msg(int level, const char *fmt, ...)
         }
         fprintf(stderr, "thaw: %s\n", safe);
 }
+
+void log_say(void *userdata, int level, const char *msg)
+{
+        (void)userdata;
+        log_msg(level, "%s", msg);
+}

@@ -10,3 +10,5 @@
 void log_setup(const char *root, bool to_stderr);
 void log_close(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* log_msg() as a message callback (args_say_fn, resume_say_fn…); userdata is unused. */
+void log_say(void *userdata, int level, const char *msg);

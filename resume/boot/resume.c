@@ -2,7 +2,6 @@
 /* The decisions of `thaw resume`: unlock the swap device, hand an image to the kernel, or step aside. */
 #include "boot/resume.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -38,8 +37,6 @@
 #define POLL_MS 200           /* device and mapping polling interval */
 #define MAPPING_GRACE_MS 2000 /* the mapping node may lag the activation */
 #define REASONS_MAX 2048
-#define CMDLINE_D "/etc/cmdline.d"
-#define CMDLINE_D_MAX 64      /* files read from it */
 /*
  * The TPM lock's wait for a TPM device, within rd.thaw.timeout='s deadline: a driver that is there
  * has made its device by then (tpm2_open_boot() gives one 1 s), and a VM without a TPM must not
@@ -166,77 +163,6 @@ static void note_device(const struct resume_ctx *c, const char *device)
         struct capture *cap = c->userdata;
 
         snprintf(cap->state.device, sizeof(cap->state.device), "%s", device);
-}
-
-static int conf_file(const struct dirent *de)
-{
-        size_t n = strlen(de->d_name);
-
-        return de->d_name[0] != '.' && n > 5 && strcmp(de->d_name + n - 5, ".conf") == 0;
-}
-
-/*
- * The arguments a host-only initramfs stores (dracut's /etc/cmdline.d/ *.conf, in name order), as
- * dracut's own getcmdline reads them: after thaw.conf, before /proc/cmdline.
- */
-static void load_cmdline_d(const char *root, struct thaw_args *out, resume_say_fn fn, void *userdata)
-{
-        char dir[PATH_MAX], rel[PATH_MAX], text[ARGS_CMDLINE_MAX], bad[ARGS_TOKEN_MAX];
-        struct dirent **names = NULL;
-        int n, r;
-
-        if (util_path(dir, sizeof(dir), root, CMDLINE_D) < 0)
-                return;
-        n = scandir(dir, &names, conf_file, alphasort);
-        for (int i = 0; i < n; i++) {
-                if (i < CMDLINE_D_MAX &&
-                    snprintf(rel, sizeof(rel), "%s/%s", CMDLINE_D, names[i]->d_name) < (int)sizeof(rel)) {
-                        r = util_read_text_at(root, rel, text, sizeof(text));
-                        if (r < 0)
-                                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): skipped", rel,
-                                    strerror(-r));
-                        else if ((r = args_parse_cmdline(text, out, bad, sizeof(bad))) > 0)
-                                say(fn, userdata, LOG_WARNING, "ignoring %d bad argument(s) in %s, the "
-                                    "first: \"%s\"", r, rel, bad);
-                }
-                free(names[i]);
-        }
-        free(names);
-}
-
-int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn fn,
-                     void *userdata)
-{
-        char text[ARGS_CMDLINE_MAX > ARGS_CONF_MAX ? ARGS_CMDLINE_MAX : ARGS_CONF_MAX];
-        char bad[ARGS_TOKEN_MAX];
-        int r;
-
-        args_init(out);
-        r = util_read_text_at(root, ARGS_CONF_PATH, text, ARGS_CONF_MAX);
-        if (r >= 0) {
-                r = args_parse_conf(text, out, bad, sizeof(bad));
-                if (r > 0)
-                        say(fn, userdata, LOG_WARNING, "ignoring %d bad line(s) in %s, the first: \"%s\"",
-                            r, ARGS_CONF_PATH, bad);
-        } else if (r != -ENOENT) {
-                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): using the kernel command line only",
-                    ARGS_CONF_PATH, strerror(-r));
-        }
-        if (!cmdline) {
-                load_cmdline_d(root, out, fn, userdata);
-                r = util_read_text_at(root, "/proc/cmdline", text, ARGS_CMDLINE_MAX);
-                if (r < 0) {
-                        say(fn, userdata, LOG_WARNING, "cannot read /proc/cmdline (%s): using %s only",
-                            strerror(-r), ARGS_CONF_PATH);
-                        return 0;
-                }
-                cmdline = text;
-        }
-        r = args_parse_cmdline(cmdline, out, bad, sizeof(bad));
-        if (r > 0)
-                say(fn, userdata, LOG_WARNING, "ignoring %d bad kernel argument(s), the first: \"%s\"", r,
-                    bad);
-        return 0;
 }
 
 static int64_t max64(int64_t a, int64_t b)

@@ -83,7 +83,7 @@ struct resume_ops {
 extern const struct resume_ops resume_default_ops; /* libcryptsetup, key sources, /sys/power */
 
 /* Receives each message, without the "thaw: " prefix; level is a syslog level. */
-typedef void (*resume_say_fn)(void *userdata, int level, const char *msg);
+typedef args_say_fn resume_say_fn;
 
 struct resume_ctx {
         const char *root;              /* "" on a real system */
@@ -93,15 +93,6 @@ struct resume_ctx {
         void *userdata;
         struct resume_lock *lock;      /* resume_run()'s own; NULL in callers' contexts */
 };
-
-/*
- * Settings from ROOT/etc/thaw/thaw.conf, then the kernel command line (cmdline, or if NULL:
- * the arguments a host-only initramfs stores in ROOT/etc/cmdline.d/ *.conf, then ROOT/proc/cmdline),
- * the later winning. Unreadable or bad input is reported through say and
- * skipped: the boot must go on. Always returns 0.
- */
-int resume_load_args(const char *root, const char *cmdline, struct thaw_args *out, resume_say_fn say,
-                     void *userdata);
 
 /*
  * Run the resume decisions. Returns only if no image was restored, after writing what happened to

@@ -25,19 +25,10 @@ static void usage(FILE *f)
 
 static int load(const char *root, struct thaw_args *a)
 {
-        char text[ARGS_CONF_MAX], bad[ARGS_TOKEN_MAX];
-        int r;
+        int r = args_load(root, NULL, ARGS_LOAD_CONF_ONLY, a, log_say, NULL);
 
-        args_init(a);
-        r = util_read_text_at(root, ARGS_CONF_PATH, text, sizeof(text));
-        if (r < 0) {
-                log_msg(LOG_ERR, "cannot read %s%s (%s)", root, ARGS_CONF_PATH, strerror(-r));
+        if (r < 0)
                 return r;
-        }
-        r = args_parse_conf(text, a, bad, sizeof(bad));
-        if (r > 0)
-                log_msg(LOG_WARNING, "ignoring %d bad line(s) in %s%s, the first: \"%s\"", r, root,
-                        ARGS_CONF_PATH, bad);
         if (!*a->device) {
                 log_msg(LOG_ERR, "%s%s names no device (device=)", root, ARGS_CONF_PATH);
                 return -ENODEV;

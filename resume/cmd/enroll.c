@@ -366,15 +366,11 @@ static int check(const struct enroll_opts *o, const struct luks_tokens *tokens)
 static int unlock_chain(const struct enroll_opts *o, struct keychain *chain)
 {
         static struct thaw_args a;
-        char text[ARGS_CONF_MAX];
         const char *spec = o->unlock;
         int r;
 
         if (!spec) {
-                args_init(&a);
-                r = util_read_text_at(o->root, ARGS_CONF_PATH, text, sizeof(text));
-                if (r >= 0)
-                        args_parse_conf(text, &a, NULL, 0);
+                r = args_load(o->root, NULL, ARGS_LOAD_CONF_ONLY, &a, NULL, NULL);
                 if (r < 0 || !a.key[0]) {
                         log_msg(LOG_ERR, "no --unlock and no key= in %s: nothing authorizes a new keyslot "
                                 "on %s", ARGS_CONF_PATH, o->device);
@@ -517,11 +513,9 @@ static int enroll(const struct enroll_opts *o, const struct luks_tokens *tokens,
 static void load_policy(struct enroll_opts *o)
 {
         static struct thaw_args a;
-        char text[ARGS_CONF_MAX], uuid[64], spec[80];
+        char uuid[64], spec[80];
 
-        args_init(&a);
-        if (util_read_text_at(o->root, ARGS_CONF_PATH, text, sizeof(text)) >= 0)
-                args_parse_conf(text, &a, NULL, 0);
+        (void)args_load(o->root, NULL, ARGS_LOAD_CONF_ONLY, &a, NULL, NULL); /* none: no pin, thaw's profile */
         o->policy.profile = a.offset ? LUKS_PROFILE_FOREIGN : LUKS_PROFILE_THAW;
         if (luks_uuid(o->device, uuid, sizeof(uuid)) == 0 &&
             snprintf(spec, sizeof(spec), "UUID=%s", uuid) < (int)sizeof(spec) && strcasecmp(spec, a.device) == 0) {

@@ -25,7 +25,6 @@
 #include "luks_policy.h"
 #include "image/machine.h"
 #include "system/power.h"
-#include "boot/resume.h"
 #include "hibernate/snapshot.h"
 #include "swapin/swapplan.h"
 #include "base/util.h"
@@ -68,12 +67,6 @@ static void usage(FILE *f)
                    "      --ticket-only  only write the ticket of an image the kernel is about to\n"
                    "                   write (the systemd-sleep hook runs this for systemctl hibernate)\n"
                    "  -h, --help       show this help\n");
-}
-
-static void say(void *userdata, int level, const char *msg)
-{
-        (void)userdata;
-        log_msg(level, "%s", msg);
 }
 
 /*
@@ -398,7 +391,7 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 return CMD_USAGE;
         }
         /* The settings the next boot's thaw resume will read, if this boot's command line stays. */
-        resume_load_args(root, NULL, &args, say, NULL);
+        args_load(root, NULL, 0, &args, log_say, NULL);
         if (name_opt && (!args_name_valid(name_opt) ||
                          util_copy(args.name, sizeof(args.name), name_opt) < 0)) {
                 log_msg(LOG_ERR, "--name %s is not a usable device-mapper name", name_opt);

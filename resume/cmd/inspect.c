@@ -18,7 +18,6 @@
 #include "image/inspect.h"
 #include "luks.h"
 #include "image/machine.h"
-#include "boot/resume.h"
 #include "ticket.h"
 #include "base/util.h"
 
@@ -146,7 +145,7 @@ static enum cmd_status inspect_header(const char *root, const char *dev, bool js
         struct thaw_args args;
         int r;
 
-        resume_load_args(root, NULL, &args, NULL, NULL);
+        args_load(root, NULL, 0, &args, NULL, NULL);
         if (args.offset)
                 p.profile = LUKS_PROFILE_FOREIGN;
         if (luks_uuid(dev, uuid, sizeof(uuid)) == 0 && snprintf(spec, sizeof(spec), "UUID=%s", uuid) <
@@ -215,7 +214,7 @@ static enum cmd_status inspect(const char *root, const char *dev, uint64_t offse
                         printf("%s: %s at offset %" PRIu64 "\n", dev, img.why, offset);
                 return CMD_FAILED;
         }
-        resume_load_args(root, NULL, &args, NULL, NULL); /* acpi_sleep=s4_hwsig */
+        args_load(root, NULL, 0, &args, NULL, NULL); /* acpi_sleep=s4_hwsig */
         machine_read(root, &m);
         imgcheck_run(&img, &m, args.s4_hwsig, &c);
         if (json) {

@@ -22,12 +22,6 @@ static void usage(FILE *f)
                    "  -h, --help        show this help\n");
 }
 
-static void say(void *userdata, int level, const char *msg)
-{
-        (void)userdata;
-        log_msg(level, "%s", msg);
-}
-
 enum cmd_status cmd_resume(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -67,12 +61,12 @@ enum cmd_status cmd_resume(int argc, char **argv)
                 return CMD_USAGE;
         }
         log_setup(root, to_stderr);
-        resume_load_args(root, cmdline, &args, say, NULL);
+        args_load(root, cmdline, 0, &args, log_say, NULL);
         ctx = (struct resume_ctx){
                 .root = root,
                 .args = &args,
                 .ops = &resume_default_ops,
-                .say = say,
+                .say = log_say,
         };
         resume_run(&ctx);
         log_close();

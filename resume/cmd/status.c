@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cmd/cmd.h"
 #include "base/escape.h"
 #include "boot/state.h"
 #include "boot/fresh.h"
 #include "luks.h"
-#include "boot/resume.h"
 #include "ticket.h"
 
 /* LABEL: TEXT, TEXT escaped: the state file quotes the device and the header's own text. */
@@ -72,7 +72,7 @@ static void live_ticket(const char *root)
         struct thaw_args a;
         struct ticket t;
 
-        resume_load_args(root, NULL, &a, NULL, NULL);
+        args_load(root, NULL, 0, &a, NULL, NULL);
         if (*root || luks_active_device(a.name, dev, sizeof(dev)) < 0 || ticket_read(dev, &t, NULL, 0) < 0)
                 return;
         fresh_time(t.time, made, sizeof(made));

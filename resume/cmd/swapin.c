@@ -21,7 +21,6 @@
 #include "base/log.h"
 #include "system/power.h"
 #include "swapin/progress.h"
-#include "boot/resume.h"
 #include "swapin/swapin.h"
 #include "swapin/swapplan.h"
 #include "base/util.h"
@@ -244,12 +243,6 @@ static enum cmd_status by_swapoff(const char *root, const char *name, uint64_t f
         return CMD_OK;
 }
 
-static void say(void *userdata, int level, const char *msg)
-{
-        (void)userdata;
-        log_msg(level, "%s", msg);
-}
-
 /* --first a,b,c: each name goes into job->first. */
 static int add_first(struct swapin_job *job, char *list)
 {
@@ -312,7 +305,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 default: usage(stderr); return CMD_USAGE;
                 }
         }
-        resume_load_args(job.root, NULL, &args, say, NULL);
+        args_load(job.root, NULL, 0, &args, log_say, NULL);
         if (auto_mode && !strategy && strcmp(args.swapin, "off") == 0) {
                 log_msg(LOG_NOTICE, "swapin=off in thaw.conf: memory comes back as it is used");
                 return CMD_OK;

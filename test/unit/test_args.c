@@ -352,7 +352,7 @@ static void test_load_args_from_root(void **state)
         (void)state;
         ft_puts("/etc/thaw/thaw.conf", "device=UUID=conf\nkey=fwcfg:opt/thaw/key\nname=fromconf\nbogus\n");
         ft_puts("/proc/cmdline", "root=/dev/vda rd.thaw.name=fromcmdline rd.thaw.timeout=x\n");
-        assert_int_equal(resume_load_args(ft_root, NULL, &a, record, &s), 0);
+        assert_int_equal(args_load(ft_root, NULL, 0, &a, record, &s), 0);
         assert_string_equal(a.device, "UUID=conf");
         assert_string_equal(a.key, "fwcfg:opt/thaw/key");
         assert_string_equal(a.name, "fromcmdline");
@@ -364,7 +364,7 @@ static void test_load_args_from_root(void **state)
 
         /* --cmdline replaces /proc/cmdline; a missing thaw.conf is not worth a word. */
         s.n = 0;
-        assert_int_equal(resume_load_args(ft_root, "rd.thaw.device=/dev/vdb", &a, record, &s), 0);
+        assert_int_equal(args_load(ft_root, "rd.thaw.device=/dev/vdb", 0, &a, record, &s), 0);
         assert_string_equal(a.device, "/dev/vdb");
         assert_string_equal(a.name, "fromconf");
         assert_int_equal(s.n, 1);
@@ -383,7 +383,7 @@ static void test_load_args_cmdline_d(void **state)
         ft_puts("/etc/cmdline.d/10other.conf", "rd.thaw.timeout=7 rd.thaw.bogus=1\n");
         ft_puts("/etc/cmdline.d/ignored.txt", "rd.thaw.device=UUID=txt\n");
         ft_puts("/proc/cmdline", "root=/dev/vda rd.thaw.name=fromcmdline\n");
-        assert_int_equal(resume_load_args(ft_root, NULL, &a, record, &s), 0);
+        assert_int_equal(args_load(ft_root, NULL, 0, &a, record, &s), 0);
         assert_string_equal(a.device, "UUID=stored");
         assert_string_equal(a.key, "fwcfg:k");
         assert_string_equal(a.name, "fromcmdline");
@@ -393,7 +393,7 @@ static void test_load_args_cmdline_d(void **state)
         assert_non_null(strstr(s.lines[0], "/etc/cmdline.d/10other.conf"));
 
         /* --cmdline replaces both. */
-        assert_int_equal(resume_load_args(ft_root, "rd.thaw.key=keyfile:/k", &a, record, &s), 0);
+        assert_int_equal(args_load(ft_root, "rd.thaw.key=keyfile:/k", 0, &a, record, &s), 0);
         assert_string_equal(a.device, "UUID=conf");
         assert_int_equal(a.offset, 0);
 }
@@ -433,7 +433,7 @@ static void test_load_args_empty_root(void **state)
         struct thaw_args a;
 
         (void)state;
-        assert_int_equal(resume_load_args(ft_root, NULL, &a, record, &s), 0);
+        assert_int_equal(args_load(ft_root, NULL, 0, &a, record, &s), 0);
         assert_string_equal(a.device, "");
         assert_int_equal(s.n, 1); /* no /proc/cmdline: said so */
         assert_non_null(strstr(s.lines[0], "/proc/cmdline"));

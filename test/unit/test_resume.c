@@ -301,7 +301,7 @@ static enum resume_outcome run(const char *cmdline, const struct resume_ops *ops
         struct thaw_args a;
         struct resume_ctx c = { .root = ft_root, .args = &a, .ops = ops, .say = record };
 
-        assert_int_equal(resume_load_args(ft_root, cmdline, &a, record, NULL), 0);
+        assert_int_equal(args_load(ft_root, cmdline, 0, &a, record, NULL), 0);
         return resume_run(&c);
 }
 

@@ -24,6 +24,22 @@ static const struct key_provider *const providers[KEYSRC__MAX] = {
         [KEYSRC_PASSPHRASE] = &key_passphrase_provider,
 };
 
+const char *keysrc_strerror(int r)
+{
+        switch (r) {
+        case -ENOENT:
+                return "not found";
+        case -ENODATA:
+                return "empty";
+        case -EMSGSIZE:
+                return "too large";
+        case -EBADMSG:
+                return "malformed";
+        default:
+                return strerror(-r);
+        }
+}
+
 const char *keysrc_type_name(enum keysrc_type t)
 {
         if ((unsigned)t >= KEYSRC__MAX || !providers[t])

@@ -76,6 +76,8 @@ int keysrc_parse(const char *one, struct keysrc *out);
 int keysrc_format(const struct keysrc *s, char *buf, size_t size);
 int keychain_format(const struct keychain *c, char *buf, size_t size);
 const char *keysrc_type_name(enum keysrc_type t);     /* "fwcfg", "keyfile", … */
+/* Why keysrc_fetch() failed, in words ("not found", "empty"…; else strerror()), for log lines. */
+const char *keysrc_strerror(int r);
 
 /*
  * Fetch the key from one source. ctx->root is a path prefix ("" on a real system) for every /sys,

@@ -23,28 +23,47 @@ static size_t secret_map_size(const struct secret *s)
         return page_round(sizeof(*s) + s->cap);
 }
 
+/* size bytes (a multiple of the page) of anonymous memory for a key: 0, or -errno. */
+static int map_locked(size_t size, void **out)
+{
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        if (p == MAP_FAILED)
+                return -ENOMEM;
+        /* Locked: the key must never reach swap, which is the very device it protects. */
+        if (mlock(p, size) < 0) {
+                int r = -errno;
+
+                munmap(p, size);
+                return r;
+        }
+        /* Not in core dumps, and not inherited by a forked child. */
+        (void)madvise(p, size, MADV_DONTDUMP);
+        (void)madvise(p, size, MADV_WIPEONFORK);
+        *out = p;
+        return 0;
+}
+
+static void unmap_wiped(void *p, size_t size)
+{
+        explicit_bzero(p, size);
+        munlock(p, size);
+        munmap(p, size);
+}
+
 /* A locked mapping of cap bytes, cap up to max: keys stay small, scratch input may be larger. */
 static int secret_new_max(size_t cap, size_t max, struct secret **out)
 {
         struct secret *s;
         size_t size;
+        int r;
 
         if (!out || cap == 0 || cap > max)
                 return -EINVAL;
         size = page_round(sizeof(*s) + cap);
-        s = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (s == MAP_FAILED)
-                return -ENOMEM;
-        /* Locked: the key must never reach swap, which is the very device it protects. */
-        if (mlock(s, size) < 0) {
-                int r = -errno;
-
-                munmap(s, size);
+        r = map_locked(size, (void **)&s);
+        if (r < 0)
                 return r;
-        }
-        /* Not in core dumps, and not inherited by a forked child. */
-        (void)madvise(s, size, MADV_DONTDUMP);
-        (void)madvise(s, size, MADV_WIPEONFORK);
         s->len = 0;
         s->cap = cap;
         s->data = (uint8_t *)(s + 1);
@@ -106,9 +125,20 @@ void secret_free(struct secret *s)
         if (!s)
                 return;
         size = secret_map_size(s);
-        explicit_bzero(s, size);
-        munlock(s, size);
-        munmap(s, size);
+        unmap_wiped(s, size);
+}
+
+void *secret_map(size_t len)
+{
+        void *p = NULL;
+
+        return len && map_locked(page_round(len), &p) == 0 ? p : NULL;
+}
+
+void secret_unmap(void *p, size_t len)
+{
+        if (p)
+                unmap_wiped(p, page_round(len));
 }
 
 void secret_freep(struct secret **s)

@@ -31,3 +31,10 @@ int secret_read_fd_cap(int fd, size_t cap, struct secret **out);
  * keeps its own) must not land in a core dump or be readable through /proc/PID/mem. 0 or -errno.
  */
 int secret_protect_process(void);
+/*
+ * A bare locked mapping of len bytes, with a secret's care (locked, out of core dumps and forks),
+ * for a key copy another library owns (the token plugin's buffer for libcryptsetup); NULL if it
+ * cannot be had. secret_unmap() wipes and unmaps it (NULL ok).
+ */
+void *secret_map(size_t len);
+void secret_unmap(void *p, size_t len);

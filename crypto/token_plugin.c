@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/mman.h>
 #include <libcryptsetup.h>
 #include <json-c/json.h>
 #include "base/clock.h"
@@ -67,48 +65,6 @@ static int open_errno(int r)
         default:
                 return -ENOENT;
         }
-}
-
-static const char *fetch_reason(int r)
-{
-        switch (r) {
-        case -ENOENT:
-                return "not found";
-        case -ENODATA:
-                return "empty";
-        case -EMSGSIZE:
-                return "too large";
-        case -EBADMSG:
-                return "malformed";
-        default:
-                return strerror(-r);
-        }
-}
-
-/*
- * Security: the key handed to libcryptsetup is a copy of ours; it gets the same care (its own
- * locked mapping, kept out of core dumps), and cryptsetup_token_buffer_free() wipes and unmaps it.
- */
-static size_t buffer_size(size_t len)
-{
-        size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-        return (len + page - 1) / page * page;
-}
-
-static char *locked_buffer(size_t len)
-{
-        size_t size = buffer_size(len);
-        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-        if (p == MAP_FAILED)
-                return NULL;
-        if (mlock(p, size) < 0) {
-                munmap(p, size);
-                return NULL;
-        }
-        (void)madvise(p, size, MADV_DONTDUMP);
-        return p;
 }
 
 /* Half of this machine's RAM, as `thaw resume` allows a typed passphrase's argon2; 0 if unknown (none). */
@@ -212,11 +168,15 @@ static int fetch_key(struct crypt_device *cd, int token, const struct keysrc *sr
                 if (keysrc_format(src, name, sizeof(name)) < 0)
                         name[0] = '\0';
                 crypt_logf(cd, CRYPT_LOG_VERBOSE, "thaw token %d: cannot read the key from %s (%s).\n",
-                           token, name, fetch_reason(r));
+                           token, name, keysrc_strerror(r));
                 return open_errno(r);
         }
-        /* libcryptsetup owns the buffer from here and hands it to cryptsetup_token_buffer_free(). */
-        copy = locked_buffer(key->len);
+        /*
+         * Security: the key handed to libcryptsetup is a copy of ours; it gets the same care (a locked
+         * mapping of its own, kept out of core dumps: secret_map()). libcryptsetup owns it from here
+         * and hands it to cryptsetup_token_buffer_free(), which wipes and unmaps it.
+         */
+        copy = secret_map(key->len);
         if (!copy) {
                 secret_free(key);
                 return -ENOMEM;
@@ -270,7 +230,7 @@ int cryptsetup_token_open_pin(struct crypt_device *cd, int token, const char *pi
                 return fetch_key(cd, token, &src, buffer, buffer_len);
         if (!pin || pin_size == 0 || pin_size > SECRET_MAX)
                 return -ENOANO;
-        copy = locked_buffer(pin_size); /* every buffer we hand out: cryptsetup_token_buffer_free() unmaps it */
+        copy = secret_map(pin_size); /* every buffer we hand out: cryptsetup_token_buffer_free() unmaps it */
         if (!copy)
                 return -ENOMEM;
         memcpy(copy, pin, pin_size);
@@ -281,10 +241,7 @@ int cryptsetup_token_open_pin(struct crypt_device *cd, int token, const char *pi
 
 void cryptsetup_token_buffer_free(void *buffer, size_t buffer_len)
 {
-        if (!buffer)
-                return;
-        explicit_bzero(buffer, buffer_len);
-        munmap(buffer, buffer_size(buffer_len)); /* the lock goes with the mapping */
+        secret_unmap(buffer, buffer_len);
 }
 
 /* Called before every open and by `cryptsetup token import`: anything but a well-formed token is refused. */

@@ -211,22 +211,10 @@ static int wait_path(const char *path, int64_t deadline)
         }
 }
 
+/* A key source's failure in words; -EPERM is an activation's: the key did not open a keyslot. */
 static const char *reason(int r)
 {
-        switch (r) {
-        case -EPERM:
-                return "wrong key";
-        case -ENOENT:
-                return "not found";
-        case -ENODATA:
-                return "empty";
-        case -EMSGSIZE:
-                return "too large";
-        case -EBADMSG:
-                return "malformed";
-        default:
-                return strerror(-r);
-        }
+        return r == -EPERM ? "wrong key" : keysrc_strerror(r);
 }
 
 static void add_reason(char *buf, size_t size, const struct keysrc *s, const char *why)

@@ -531,155 +531,196 @@ static int enroll_with_unlock(const struct setup_opts *o, const char *backing, c
         return r;
 }
 
-/* thaw setup --swapfile: a swap file on an encrypted root, resumed by unlocking the root's container. */
-static enum cmd_status setup_swapfile(struct setup_opts *o)
-{
-        struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
-        char backing[PATH_MAX], uuid[64], spec[KEYCHAIN_SPEC_MAX], fp[LUKS_FP_SIZE];
-        struct keychain chain, unlock;
-        struct fsdev fs;
-        uint64_t offset = 0;
-        int r, fd = -1, counter_r = 0;
+/* One run of thaw setup: what its steps hand on to each other. */
+struct setup_run {
+        struct setup_opts *o;
+        struct keychain chain;
+        struct keysrc_enrollment e[KEYCHAIN_MAX]; /* the fetched keys: wiped at the end, whatever happened */
+        const char *dev;           /* the LUKS2 container: --device, or backing */
+        char backing[PATH_MAX];    /* --swapfile: the LUKS2 container under the swap file's file system */
+        char uuid[64], spec[KEYCHAIN_SPEC_MAX], fp[LUKS_FP_SIZE];
+        struct fsdev fs;           /* --swapfile: the root's file system and its mapping */
+        uint64_t offset;           /* --swapfile: resume_offset=; 0 for a device (not written) */
+        int fd;                    /* --swapfile: the file, open from its creation to the end */
+};
 
-        r = keychain_parse(o->key, &chain);
-        /* As for a device: the enrolment's own fetch may use the origins --allow-url allows. */
+/* A swap device or a swap file: what differs between them. The rest is one flow, setup(). */
+struct setup_kind {
+        enum luks_profile profile;  /* THAW: a container thaw formats; FOREIGN: the root's, an installer's */
+        const char *key_hint;       /* after "--key X is not a key source chain" */
+        bool names_device;          /* thaw.conf's directory refused: "nothing written to DEV" */
+        int (*prepare)(struct setup_run *s); /* before anything is written, or any key fetched */
+        int (*install)(struct setup_run *s); /* with the keys fetched: the swap made, the keys in place */
+        void (*report)(const struct setup_run *s); /* the closing lines, the kernel arguments */
+};
+
+static int device_prepare(struct setup_run *s)
+{
+        s->dev = s->o->device;
+        return refuse(s->o);
+}
+
+static int device_install(struct setup_run *s)
+{
+        int r;
+
+        if (luks_is_active(s->o->name) == 1) {
+                log_msg(LOG_ERR, "/dev/mapper/%s is already active: close it or choose another --name; "
+                        "nothing written", s->o->name);
+                return -EEXIST;
+        }
+        /* Fetching the keys can take seconds (a late fw_cfg driver): look again right before writing. */
+        r = refuse_in_use(s->o, " (checked again after fetching the keys)");
+        return r < 0 ? r : format_and_open(s->o, &s->chain, s->e, s->uuid, sizeof(s->uuid));
+}
+
+static void device_report(const struct setup_run *s)
+{
+        log_msg(LOG_INFO, "wrote %s; add to the kernel command line:", ARGS_CONF_PATH);
+        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s", s->uuid, s->spec);
+        if (strcmp(s->o->name, ARGS_NAME_DEFAULT) != 0)
+                printf(" rd.thaw.name=%s", s->o->name);
+        printf(" rd.thaw.header=%s", s->fp);
+        printf("\n");
+}
+
+/* thaw setup --swapfile: a swap file on an encrypted root, resumed by unlocking the root's container. */
+static int swapfile_prepare(struct setup_run *s)
+{
+        int r = find_container(s->o, &s->fs, s->backing, sizeof(s->backing), s->uuid, sizeof(s->uuid));
+
+        s->dev = s->backing;
+        /* The root's header, made by an installer: it must pass before any key is tried on it. */
+        return r < 0 ? r : pin_header(s->dev, LUKS_PROFILE_FOREIGN, s->fp);
+}
+
+static int swapfile_install(struct setup_run *s)
+{
+        struct setup_opts *o = s->o;
+        int r = make_swapfile(o, &s->offset, &s->fd);
+
+        if (r < 0)
+                return r;
+        /* The boot opens the root container under the name this system gives it (see thaw.conf(5)). */
+        o->name = s->fs.name;
+        r = enroll_with_unlock(o, s->dev, &s->chain, s->e);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot enroll the keys in %s, the LUKS2 container of /dev/mapper/%s (%s); "
+                        "removed %s", s->fs.backing, s->fs.name, r == -ENOKEY ? "a key does not unlock it yet: "
+                        "give --unlock with a key it takes" : r == -EPERM ? "no --unlock source "
+                        "unlocks it" : strerror(-r), o->swapfile);
+                swapfile_remove(s->fd, o->swapfile);
+        }
+        return r;
+}
+
+static void swapfile_report(const struct setup_run *s)
+{
+        log_msg(LOG_INFO, "keys enrolled in %s (UUID %s, open as /dev/mapper/%s); wrote %s; activate "
+                "the swap with swapon %s; add to the kernel command line:", s->fs.backing, s->uuid, s->fs.name,
+                ARGS_CONF_PATH, s->o->swapfile);
+        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s rd.thaw.name=%s rd.thaw.header=%s resume_offset=%"
+               PRIu64 "\n", s->uuid, s->spec, s->fs.name, s->fp, s->offset);
+}
+
+static const struct setup_kind setup_device = {
+        .profile = LUKS_PROFILE_THAW,
+        .key_hint = " (fwcfg:NAME, keyfile:PATH, comma-separated)",
+        .names_device = true,
+        .prepare = device_prepare,
+        .install = device_install,
+        .report = device_report,
+};
+
+static const struct setup_kind setup_swapfile = {
+        .profile = LUKS_PROFILE_FOREIGN,
+        .key_hint = "",
+        .names_device = false,
+        .prepare = swapfile_prepare,
+        .install = swapfile_install,
+        .report = swapfile_report,
+};
+
+/* The key chain of --key (and --unlock), the origins --allow-url allows: CMD_FAILED to go on. */
+static enum cmd_status setup_chain(struct setup_run *s, const struct setup_kind *k)
+{
+        const struct setup_opts *o = s->o;
+        struct keychain unlock;
+        int r = keychain_parse(o->key, &s->chain);
+
+        /* The enrolment's own fetch may use the origins --allow-url allows. */
         if (r == 0)
                 r = imds_allow_urls(o->allow_url);
         if (r == 0)
-                r = keychain_format(&chain, spec, sizeof(spec));
+                r = keychain_format(&s->chain, s->spec, sizeof(s->spec));
         if (r == -ERANGE) {
                 log_msg(LOG_ERR, "--key %s: pcrs= names a PCR of 16-23, which software can reset: %s", o->key,
                         TPM2_RESETTABLE_WHY);
                 return CMD_USAGE;
         }
         if (r < 0) {
-                log_msg(LOG_ERR, "--key %s is not a key source chain", o->key);
+                log_msg(LOG_ERR, "--key %s is not a key source chain%s", o->key, k->key_hint);
                 return CMD_USAGE;
         }
         if (o->unlock && keychain_parse(o->unlock, &unlock) < 0) {
                 log_msg(LOG_ERR, "--unlock %s is not a key source chain", o->unlock);
                 return CMD_USAGE;
         }
-        r = find_container(o, &fs, backing, sizeof(backing), uuid, sizeof(uuid));
-        /* The root's header, made by an installer: it must pass before any key is tried on it. */
-        if (r == 0)
-                r = pin_header(backing, LUKS_PROFILE_FOREIGN, fp);
+        return CMD_FAILED; /* meaning: go on */
+}
+
+/*
+ * Check, fetch the keys, make the swap and put the keys in place (k), record: the counter, the
+ * header's pin and thaw.conf last, so that a failure before leaves no record of a half setup.
+ */
+static enum cmd_status setup(struct setup_opts *o, const struct setup_kind *k)
+{
+        struct setup_run s = { .o = o, .fd = -1 };
+        enum cmd_status st;
+        int r, counter_r = 0;
+
+        st = setup_chain(&s, k);
+        if (st != CMD_FAILED)
+                return st;
+        r = k->prepare(&s);
         if (r == 0) {
                 r = conf_dir_ready(o);
                 if (r < 0)
-                        log_msg(LOG_ERR, "cannot write %s (%s): nothing written", ARGS_CONF_PATH,
-                                strerror(-r));
+                        log_msg(LOG_ERR, "cannot write %s (%s): nothing written%s%s", ARGS_CONF_PATH,
+                                strerror(-r), k->names_device ? " to " : "", k->names_device ? o->device : "");
         }
         if (r == 0)
-                r = enroll_keys(o, &chain, e);
+                r = enroll_keys(o, &s.chain, s.e);
         if (r == 0)
-                r = make_swapfile(o, &offset, &fd);
+                r = k->install(&s);
         if (r < 0)
                 goto out;
-        /* The boot opens the root container under the name this system gives it (see thaw.conf(5)). */
-        o->name = fs.name;
-        r = enroll_with_unlock(o, backing, &chain, e);
-        if (r < 0) {
-                log_msg(LOG_ERR, "cannot enroll the keys in %s, the LUKS2 container of /dev/mapper/%s (%s); "
-                        "removed %s", fs.backing, fs.name, r == -ENOKEY ? "a key does not unlock it yet: "
-                        "give --unlock with a key it takes" : r == -EPERM ? "no --unlock source "
-                        "unlocks it" : strerror(-r), o->swapfile);
-                swapfile_remove(fd, o->swapfile);
-                goto out;
-        }
-        counter_r = setup_counter(o, backing, LUKS_PROFILE_FOREIGN, &chain, e);
-        r = pin_header(backing, LUKS_PROFILE_FOREIGN, fp);
+        counter_r = setup_counter(o, s.dev, k->profile, &s.chain, s.e);
+        r = pin_header(s.dev, k->profile, s.fp);
         if (r == 0)
-                r = write_conf(o, uuid, spec, offset, fp);
+                r = write_conf(o, s.uuid, s.spec, s.offset, s.fp);
         if (r < 0) {
                 log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
                 goto out;
         }
-        log_msg(LOG_INFO, "keys enrolled in %s (UUID %s, open as /dev/mapper/%s); wrote %s; activate "
-                "the swap with swapon %s; add to the kernel command line:", fs.backing, uuid, fs.name,
-                ARGS_CONF_PATH, o->swapfile);
-        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s rd.thaw.name=%s rd.thaw.header=%s resume_offset=%"
-               PRIu64 "\n", uuid, spec, fs.name, fp, offset);
+        k->report(&s);
 out:
-        if (fd >= 0)
-                close(fd);
+        if (s.fd >= 0)
+                close(s.fd);
         /* Every path, success included, wipes every key we fetched. */
         for (size_t i = 0; i < KEYCHAIN_MAX; i++)
-                keysrc_enrollment_free(&e[i]);
+                keysrc_enrollment_free(&s.e[i]);
         return r < 0 || counter_r < 0 ? CMD_FAILED : CMD_OK;
 }
 
 enum cmd_status cmd_setup(int argc, char **argv)
 {
         struct setup_opts o = { .name = ARGS_NAME_DEFAULT, .root = "" };
-        struct keysrc_enrollment e[KEYCHAIN_MAX] = { { 0 } };
-        char uuid[64], spec[KEYCHAIN_SPEC_MAX], fp[LUKS_FP_SIZE];
-        struct keychain chain;
         enum cmd_status st;
-        int r, counter_r = 0;
 
         log_setup("", true);
         st = parse(argc, argv, &o);
         if (st != CMD_FAILED)
                 return st;
-        if (o.swapfile)
-                return setup_swapfile(&o);
-        r = keychain_parse(o.key, &chain);
-        if (r == 0)
-                r = imds_allow_urls(o.allow_url);
-        if (r == 0)
-                r = keychain_format(&chain, spec, sizeof(spec));
-        if (r == -ERANGE) {
-                log_msg(LOG_ERR, "--key %s: pcrs= names a PCR of 16-23, which software can reset: %s", o.key,
-                        TPM2_RESETTABLE_WHY);
-                return CMD_USAGE;
-        }
-        if (r < 0) {
-                log_msg(LOG_ERR, "--key %s is not a key source chain (fwcfg:NAME, keyfile:PATH, "
-                        "comma-separated)", o.key);
-                return CMD_USAGE;
-        }
-        r = refuse(&o);
-        if (r == 0) {
-                r = conf_dir_ready(&o);
-                if (r < 0)
-                        log_msg(LOG_ERR, "cannot write %s (%s): nothing written to %s", ARGS_CONF_PATH,
-                                strerror(-r), o.device);
-        }
-        if (r == 0)
-                r = enroll_keys(&o, &chain, e);
-        if (r < 0)
-                goto out;
-        if (luks_is_active(o.name) == 1) {
-                log_msg(LOG_ERR, "/dev/mapper/%s is already active: close it or choose another --name; "
-                        "nothing written", o.name);
-                r = -EEXIST;
-                goto out;
-        }
-        /* Fetching the keys can take seconds (a late fw_cfg driver): look again right before writing. */
-        r = refuse_in_use(&o, " (checked again after fetching the keys)");
-        if (r < 0)
-                goto out;
-        r = format_and_open(&o, &chain, e, uuid, sizeof(uuid));
-        if (r < 0)
-                goto out;
-        counter_r = setup_counter(&o, o.device, LUKS_PROFILE_THAW, &chain, e);
-        r = pin_header(o.device, LUKS_PROFILE_THAW, fp);
-        if (r == 0)
-                r = write_conf(&o, uuid, spec, 0, fp);
-        if (r < 0) {
-                log_msg(LOG_ERR, "writing %s failed (%s)", ARGS_CONF_PATH, strerror(-r));
-                goto out;
-        }
-        log_msg(LOG_INFO, "wrote %s; add to the kernel command line:", ARGS_CONF_PATH);
-        printf("rd.thaw.device=UUID=%s rd.thaw.key=%s", uuid, spec);
-        if (strcmp(o.name, ARGS_NAME_DEFAULT) != 0)
-                printf(" rd.thaw.name=%s", o.name);
-        printf(" rd.thaw.header=%s", fp);
-        printf("\n");
-out:
-        /* Every path, success included, wipes every key we fetched. */
-        for (size_t i = 0; i < KEYCHAIN_MAX; i++)
-                keysrc_enrollment_free(&e[i]);
-        return r < 0 || counter_r < 0 ? CMD_FAILED : CMD_OK;
+        return setup(&o, o.swapfile ? &setup_swapfile : &setup_device);
 }

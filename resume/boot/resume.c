@@ -27,6 +27,7 @@
 #include "image/machine.h"
 #include "system/power.h"
 #include "boot/state.h"
+#include "boot/unlock.h"
 #include "image/swsusp.h"
 #include "tpm2_counter.h"
 #include "tpm2_lock.h"
@@ -110,8 +111,7 @@ const struct resume_ops resume_default_ops = {
         .tpm_lock = tpm2_lock_boot,
 };
 
-__attribute__((format(printf, 4, 5)))
-static void say(resume_say_fn fn, void *userdata, int level, const char *fmt, ...)
+void resume_say(const struct resume_ctx *c, int level, const char *fmt, ...)
 {
         char msg[1024];
         va_list ap;
@@ -120,11 +120,11 @@ static void say(resume_say_fn fn, void *userdata, int level, const char *fmt, ..
         va_start(ap, fmt);
         n = vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        if (n >= 0 && fn)
-                fn(userdata, level, msg);
+        if (n >= 0 && c->say)
+                c->say(c->userdata, level, msg);
 }
 
-#define SAY(c, level, ...) say((c)->say, (c)->userdata, level, __VA_ARGS__)
+#define SAY resume_say
 
 /* resume_run() passes each message on and keeps what the state file needs. */
 struct capture {
@@ -209,225 +209,6 @@ static int wait_path(const char *path, int64_t deadline)
                         return -ETIMEDOUT;
                 sleep_until(deadline);
         }
-}
-
-/* A key source's failure in words; -EPERM is an activation's: the key did not open a keyslot. */
-static const char *reason(int r)
-{
-        return r == -EPERM ? "wrong key" : keysrc_strerror(r);
-}
-
-static void add_reason(char *buf, size_t size, const struct keysrc *s, const char *why)
-{
-        char name[KEYSRC_ARG_MAX + 16];
-        size_t used = strlen(buf);
-
-        if (keysrc_format(s, name, sizeof(name)) < 0)
-                snprintf(name, sizeof(name), "%s:…", keysrc_type_name(s->type));
-        snprintf(buf + used, size - used, "%s%s: %s", used ? "; " : "", name, why);
-}
-
-/* The key chain of rd.thaw.key= (or key= in thaw.conf); the caller made sure there is one. */
-static int key_chain(const struct resume_ctx *c, struct keychain *chain, char *why, size_t size)
-{
-        int r = keychain_parse(c->args->key, chain);
-
-        if (r < 0)
-                snprintf(why, size, "rd.thaw.key=%.256s is not a valid key source chain", c->args->key);
-        return r;
-}
-
-/*
- * A typed passphrase may open argon2 keyslots too, those whose memory fits in half of the RAM this
- * boot sees: a larger one would get the initramfs killed for memory instead of going on. Every
- * other key opens cheap PBKDF2 keyslots only. Refused keyslots are named in detail.
- */
-static int activate(const struct resume_ctx *c, const struct keysrc *src, const char *dev,
-                    const struct secret *key, const struct luks_policy *p, char *detail, size_t size)
-{
-        struct power_meminfo m;
-        struct luks_policy own = *p;
-
-        if (src->type != KEYSRC_PASSPHRASE || !c->ops->activate_passphrase)
-                return c->ops->activate(dev, c->args->name, key, p);
-        /* The person who typed it had rd.thaw.timeout= of their own (see fetch()): so has its keyslot try. */
-        own.deadline_ms = max64(p->deadline_ms, clock_now_ms() + (int64_t)c->args->timeout_s * 1000);
-        if (power_meminfo(c->root, &m) < 0)
-                m.mem_total_kib = 0; /* unknown: no argon2 keyslot is tried, PBKDF2 ones still are */
-        return c->ops->activate_passphrase(dev, c->args->name, key, m.mem_total_kib / 2, &own, detail, size);
-}
-
-/*
- * The policy the boot checks the header with: a swap file (resume_offset=) lives in a container
- * thaw did not format, the root's; the pin from rd.thaw.header= / header=; the unlock's deadline.
- */
-static struct luks_policy boot_policy(const struct resume_ctx *c, int64_t deadline)
-{
-        struct luks_policy p = {
-                .profile = c->args->offset ? LUKS_PROFILE_FOREIGN : LUKS_PROFILE_THAW,
-                .pin = c->args->header,
-                .deadline_ms = deadline,
-        };
-
-        return p;
-}
-
-/* One line as soon as a source fails and another is left, so each failure is told apart. */
-static void next_source(const struct resume_ctx *c, const struct keychain *chain, size_t i,
-                        const char *what)
-{
-        char name[KEYSRC_ARG_MAX + 16], next[KEYSRC_ARG_MAX + 16];
-
-        if (i + 1 >= chain->n)
-                return; /* the last one: the summary line says it */
-        if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
-                name[0] = '\0';
-        if (keysrc_format(&chain->src[i + 1], next, sizeof(next)) < 0)
-                next[0] = '\0';
-        SAY(c, LOG_WARNING, "cannot get the key from %s (%s): trying %s", name, what, next);
-}
-
-/*
- * Liveness of the recovery path: a person at the console gets rd.thaw.timeout= of their own. The
- * unattended sources before the passphrase share one deadline and may have spent it all waiting
- * (for a TPM that is not on this host), which would leave the prompt no time to be answered in.
- */
-static int fetch(const struct resume_ctx *c, const struct keysrc *src, const struct keysrc_ctx *kc,
-                 struct secret **key)
-{
-        struct keysrc_ctx own = *kc;
-        int64_t fresh = clock_now_ms() + (int64_t)c->args->timeout_s * 1000;
-
-        if (src->type == KEYSRC_PASSPHRASE && fresh > own.deadline_ms)
-                own.deadline_ms = fresh;
-        return c->ops->fetch(src, &own, key);
-}
-
-/* Try each source in order; 0 once one unlocks dev, else why lists what each did. */
-static int try_chain(const struct resume_ctx *c, const struct keychain *chain, const char *dev,
-                     const struct keysrc_ctx *kc, const struct luks_policy *p, char *why, size_t size)
-{
-        int r;
-
-        for (size_t i = 0; i < chain->n; i++) {
-                struct secret *key = NULL;
-                char name[KEYSRC_ARG_MAX + 16];
-
-                int64_t t0 = clock_now_ms(), t1;
-
-                kc->detail[0] = '\0';
-                r = fetch(c, &chain->src[i], kc, &key);
-                t1 = clock_now_ms();
-                if (r < 0) {
-                        const char *what = kc->detail[0] ? kc->detail : reason(r);
-
-                        add_reason(why, size, &chain->src[i], what);
-                        next_source(c, chain, i, what);
-                        continue;
-                }
-                kc->detail[0] = '\0';
-                r = activate(c, &chain->src[i], dev, key, p, kc->detail, kc->detail_size);
-                secret_free(key); /* the key is not needed past activation, whatever happened */
-                if (r == 0) {
-                        if (keysrc_format(&chain->src[i], name, sizeof(name)) < 0)
-                                name[0] = '\0';
-                        SAY(c, LOG_INFO, "unlocked %s as /dev/mapper/%s with %s (key %" PRId64 " ms, keyslot "
-                            "and mapping %" PRId64 " ms)", dev, c->args->name, name, t1 - t0, clock_now_ms() - t1);
-                        return 0;
-                }
-                if (r == -EPERM && kc->detail[0]) {
-                        /* A passphrase's argon2 keyslots refused for their cost: say which. */
-                        char what[700];
-
-                        snprintf(what, sizeof(what), "%s (%s)", reason(r), kc->detail);
-                        add_reason(why, size, &chain->src[i], what);
-                        next_source(c, chain, i, what);
-                        continue;
-                }
-                if (r == -ETIME) {
-                        /*
-                         * The deadline stopped the keyslot search after its one sure try (luks.h):
-                         * not this key's fault, but not the device's either. The next source (a
-                         * passphrase has a timeout of its own) still gets its try.
-                         */
-                        char what[700];
-
-                        snprintf(what, sizeof(what), "not the key of the first keyslot tried, and "
-                                 "rd.thaw.timeout= (%u s) passed before the next one was tried%s%s%s",
-                                 c->args->timeout_s, kc->detail[0] ? " (" : "", kc->detail,
-                                 kc->detail[0] ? ")" : "");
-                        add_reason(why, size, &chain->src[i], what);
-                        next_source(c, chain, i, what);
-                        continue;
-                }
-                if (r == -EPERM)
-                        next_source(c, chain, i, reason(r));
-                if (r == -LUKS_EPOLICY)
-                        return r; /* the header changed since check_header(): unlock() says how */
-                if (r != -EPERM) {
-                        /* Not the key's fault: another key would fail the same way. */
-                        add_reason(why, size, &chain->src[i], "activation failed: ");
-                        snprintf(why + strlen(why), size - strlen(why), "%s", strerror(-r));
-                        return r;
-                }
-                add_reason(why, size, &chain->src[i], reason(r));
-        }
-        return -ENOKEY;
-}
-
-/*
- * Security: the header passed check_header(), but the one luks_activate*() loaded (or checked again
- * on its mapping) did not: it changed in between. Whatever key opened it, the mapping is closed
- * (luks.c) and nothing of it is used. The reason comes from checking the device again.
- */
-static void header_changed(const struct resume_ctx *c, const char *dev, const struct luks_policy *p)
-{
-        char why[LUKS_POLICY_WHY_MAX];
-        int r = -LUKS_EPOLICY;
-
-        why[0] = '\0';
-        if (c->ops->check_header)
-                r = c->ops->check_header(dev, p, NULL, why, sizeof(why));
-        if (!why[0])
-                snprintf(why, sizeof(why), "it changed after it was checked and failed the check made when "
-                         "the key was tried%s%s", r < 0 && r != -LUKS_EPOLICY ? ": " : "",
-                         r < 0 && r != -LUKS_EPOLICY ? strerror(-r) : "");
-        SAY(c, LOG_WARNING, "LUKS2 header of %s refused: %s; nothing unlocked, boot continues without resume",
-            dev, why);
-}
-
-/*
- * 0 once a source of the chain unlocks dev; -LUKS_EPOLICY if the header was refused when a key was
- * tried (its line is said here); else why lists what each source did.
- */
-static int unlock(const struct resume_ctx *c, const char *dev, int64_t deadline, char *why,
-                  size_t size)
-{
-        char detail[512];
-        struct keysrc_ctx kc = { .root = c->root, .deadline_ms = deadline, .device = dev,
-                                 .detail = detail, .detail_size = sizeof(detail) };
-        struct luks_policy p = boot_policy(c, deadline);
-        struct luks_tokens *tokens = NULL;
-        struct keychain chain = { 0 };
-        int r;
-
-        why[0] = '\0';
-        r = key_chain(c, &chain, why, size);
-        if (r < 0)
-                return r;
-        (void)imds_allow_urls(c->args->allow_url); /* checked when thaw.conf was read */
-        /*
-         * Security: the tokens only hand a provider what its source, named by the chain, looks for
-         * (a sealed blob for tpm2); they never add a source. Unreadable tokens are no tokens.
-         */
-        if (c->ops->tokens && c->ops->tokens(dev, &tokens) == 0)
-                kc.tokens = tokens;
-        r = try_chain(c, &chain, dev, &kc, &p, why, size);
-        if (tokens && c->ops->tokens_free)
-                c->ops->tokens_free(tokens);
-        if (r == -LUKS_EPOLICY)
-                header_changed(c, dev, &p);
-        return r;
 }
 
 /*
@@ -617,6 +398,7 @@ struct resume_lock {
         char dev[PATH_MAX];   /* the LUKS2 device once probed, "" before */
         int64_t deadline_ms;  /* rd.thaw.timeout='s deadline once set, 0 before (then LOCK_WAIT_MS) */
         bool done;
+        struct unlock_keys keys; /* the chain and the device's tokens, shared with the unlock */
 };
 
 /* A TPM's answers are awaited a few seconds, within rd.thaw.timeout='s deadline (the TPM lock's wait). */
@@ -638,9 +420,9 @@ static int64_t tpm_deadline(const struct resume_ctx *c)
  */
 static void lock_tpm(const struct resume_ctx *c)
 {
+        static const struct keychain none = { 0 };
         struct resume_lock *l = c->lock;
-        struct luks_tokens *tokens = NULL;
-        struct keychain chain = { 0 };
+        const struct keychain *chain;
         char why[512], list[64];
         int64_t deadline;
         uint32_t pcrs;
@@ -649,13 +431,8 @@ static void lock_tpm(const struct resume_ctx *c)
         if (!l || l->done || !c->ops->tpm_lock)
                 return;
         l->done = true;
-        if (keychain_parse(c->args->key, &chain) < 0)
-                chain.n = 0;
-        if (l->dev[0] && c->ops->tokens && c->ops->tokens(l->dev, &tokens) < 0)
-                tokens = NULL;
-        pcrs = tpm2_lock_pcrs(&chain, tokens);
-        if (tokens && c->ops->tokens_free)
-                c->ops->tokens_free(tokens);
+        chain = unlock_keys_chain(c, &l->keys);
+        pcrs = tpm2_lock_pcrs(chain ? chain : &none, l->dev[0] ? unlock_keys_tokens(c, &l->keys, l->dev) : NULL);
         if (pcrs == 0)
                 return;
         deadline = tpm_deadline(c);
@@ -970,7 +747,7 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
  */
 static int check_header(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
-        struct luks_policy p = boot_policy(c, deadline);
+        struct luks_policy p = unlock_policy(c, deadline);
         char why[LUKS_POLICY_WHY_MAX], note[512] = "nothing unlocked", closed[160];
         int r;
 
@@ -1068,7 +845,7 @@ static enum resume_outcome run(const struct resume_ctx *c)
                     "continues without resume; the image, if any, is kept", dev, ARGS_CONF_PATH);
                 return RESUME_NO_KEY_SOURCE;
         }
-        r = unlock(c, dev, deadline, why, sizeof(why));
+        r = unlock_device(c, &c->lock->keys, dev, deadline, why, sizeof(why));
         if (r == -LUKS_EPOLICY)
                 return RESUME_BAD_HEADER; /* unlock() said why, in the header's own line */
         if (r < 0) {
@@ -1130,15 +907,15 @@ static void supersede(const struct resume_ctx *c, struct capture *cap, enum resu
         if (r < 0) {
                 snprintf(line, sizeof(line), "cannot mark the ticket of the image of %s on %.200s superseded (%s): "
                          "its file-system markers still keep it from being resumed", made, cap->dev, strerror(-r));
-                say(c->say, c->userdata, LOG_WARNING, "%s", line);
+                resume_say(c, LOG_WARNING, "%s", line);
         } else if (gone) {
                 snprintf(line, sizeof(line), "ticket of the image of %s marked superseded (%s): no image of it "
                          "is left to resume", made, resume_outcome_name(o));
-                say(c->say, c->userdata, LOG_INFO, "%s", line);
+                resume_say(c, LOG_INFO, "%s", line);
         } else {
                 snprintf(line, sizeof(line), "image of %s superseded by this boot (%s): it will never be resumed "
                          "(resuming it would corrupt file systems it had mounted)", made, resume_outcome_name(o));
-                say(c->say, c->userdata, LOG_WARNING, "%s", line);
+                resume_say(c, LOG_WARNING, "%s", line);
         }
         snprintf(cap->state.ticket, sizeof(cap->state.ticket), "%s", line);
 }
@@ -1146,7 +923,7 @@ static void supersede(const struct resume_ctx *c, struct capture *cap, enum resu
 enum resume_outcome resume_run(const struct resume_ctx *c)
 {
         struct capture cap = { .say = c->say, .userdata = c->userdata };
-        struct resume_lock lock = { .done = false };
+        struct resume_lock lock = { .done = false, .keys = { .parsed = false } };
         struct resume_ctx outer = *c, inner;
         enum resume_outcome o;
         int r;
@@ -1157,11 +934,12 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
         inner.userdata = &cap;
         o = run(&inner);
         lock_tpm(&outer); /* every other path: its message is not the outcome's */
+        unlock_keys_free(&outer, &lock.keys);
         if (o == RESUME_POWEROFF && c->ops->poweroff) {
                 r = c->ops->poweroff(c->root);
                 /* Still here: it could not. The boot goes on, and the image is superseded below. */
                 if (r < 0) {
-                        say(c->say, c->userdata, LOG_WARNING, "cannot power off (%s): boot continues without "
+                        resume_say(c, LOG_WARNING, "cannot power off (%s): boot continues without "
                             "resume", strerror(-r));
                         o = RESUME_MISMATCH_KEPT;
                 }
@@ -1172,7 +950,7 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
                 snprintf(cap.state.device, sizeof(cap.state.device), "%s", c->args->device);
         r = state_write(c->root, &cap.state);
         if (r < 0)
-                say(c->say, c->userdata, LOG_WARNING, "cannot write %s (%s): thaw status will not know "
+                resume_say(c, LOG_WARNING, "cannot write %s (%s): thaw status will not know "
                     "what happened at this boot", STATE_PATH, strerror(-r));
         return o;
 }

@@ -94,6 +94,9 @@ struct resume_ctx {
         struct resume_lock *lock;      /* resume_run()'s own; NULL in callers' contexts */
 };
 
+/* A message through c->say (nothing if NULL), for the files of boot/. */
+void resume_say(const struct resume_ctx *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /*
  * Run the resume decisions. Returns only if no image was restored, after writing what happened to
  * ROOT/run/thaw/state (a failure to write it is reported through say).

@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include "luks.h"
+#include "base/util.h"
 
 #define NOT_OURS ": not a header thaw wrote"
 #define FP_DOMAIN "thaw LUKS2 header fingerprint v1"
@@ -27,19 +28,6 @@ static const char *shown(const char *s, char *buf, size_t size)
                 buf[i++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
         buf[i] = '\0';
         return buf;
-}
-
-__attribute__((format(printf, 3, 4)))
-static int refuse(char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (why && size) {
-                va_start(ap, fmt);
-                vsnprintf(why, size, fmt, ap);
-                va_end(ap);
-        }
-        return -LUKS_EPOLICY;
 }
 
 static struct json_object *member(struct json_object *o, const char *key)
@@ -126,29 +114,35 @@ static int check_segment(struct json_object *segs, enum luks_profile prof, bool 
         int64_t sector;
 
         if (count(segs) != 1 || !s || !json_object_is_type(s, json_type_object))
-                return refuse(why, size, "the header has %zu segments, not exactly segment 0" NOT_OURS, count(segs));
+                return util_why(why, size, -LUKS_EPOLICY,
+                        "the header has %zu segments, not exactly segment 0" NOT_OURS, count(segs));
         if (!only_keys(s, known, &bad))
-                return refuse(why, size, "segment 0 has a field %s" NOT_OURS, shown(bad, b, sizeof(b)));
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 has a field %s" NOT_OURS,
+                        shown(bad, b, sizeof(b)));
         v = str_of(s, "type");
         if (!v || strcmp(v, "crypt") != 0)
-                return refuse(why, size, "segment 0 type is %s" NOT_OURS, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 type is %s" NOT_OURS,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         v = str_of(s, "encryption");
         if (!v || strcmp(v, "aes-xts-plain64") != 0)
-                return refuse(why, size, "segment 0 encryption is %s" NOT_OURS, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 encryption is %s" NOT_OURS,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         if (!empty_or_absent(member(s, "flags")))
-                return refuse(why, size, "segment 0 has flags" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 has flags" NOT_OURS);
         v = str_of(s, "iv_tweak");
         if (!v || strcmp(v, "0") != 0)
-                return refuse(why, size, "segment 0 iv_tweak is %s" NOT_OURS, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 iv_tweak is %s" NOT_OURS,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         v = str_of(s, "size");
         if (!v || strcmp(v, "dynamic") != 0)
-                return refuse(why, size, "segment 0 size is %s, not dynamic" NOT_OURS, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 size is %s, not dynamic" NOT_OURS,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         if (!str_of(s, "offset"))
-                return refuse(why, size, "segment 0 has no offset" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 has no offset" NOT_OURS);
         /* A root made by an installer has 512-byte sectors (cryptsetup's default on such disks). */
         sector = int_of(s, "sector_size");
         if (sector != 4096 && !(prof == LUKS_PROFILE_FOREIGN && sector == 512))
-                return refuse(why, size, "segment 0 sector_size is %" PRId64 NOT_OURS, sector);
+                return util_why(why, size, -LUKS_EPOLICY, "segment 0 sector_size is %" PRId64 NOT_OURS, sector);
         in = member(s, "integrity");
         *integrity = in != NULL;
         if (in) {
@@ -159,7 +153,8 @@ static int check_segment(struct json_object *segs, enum luks_profile prof, bool 
                 /* Security: the only integrity thaw sets up; anything else may authenticate nothing. */
                 if (!only_keys(in, iknown, &bad) || !t || strcmp(t, "hmac(sha256)") != 0 || !je ||
                     strcmp(je, "none") != 0 || !ji || strcmp(ji, "none") != 0)
-                        return refuse(why, size, "segment 0 integrity is %s, not hmac(sha256) without journal "
+                        return util_why(why, size, -LUKS_EPOLICY,
+                                "segment 0 integrity is %s, not hmac(sha256) without journal "
                                       "encryption or integrity" NOT_OURS, t ? shown(t, b, sizeof(b)) : "malformed");
         }
         return 0;
@@ -182,11 +177,11 @@ static int check_config(struct json_object *cfg, enum luks_profile prof, char *w
 
         if (req && !(json_object_is_type(req, json_type_object) &&
                      empty_or_absent(member(req, "mandatory")) && count(req) <= 1))
-                return refuse(why, size, "config has requirements (reencryption?)" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY, "config has requirements (reencryption?)" NOT_OURS);
         if (empty_or_absent(flags))
                 return 0;
         if (!json_object_is_type(flags, json_type_array))
-                return refuse(why, size, "config flags are malformed" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY, "config flags are malformed" NOT_OURS);
         for (size_t i = 0; i < json_object_array_length(flags); i++) {
                 struct json_object *f = json_object_array_get_idx(flags, i);
                 const char *v = f && json_object_is_type(f, json_type_string) ? json_object_get_string(f) : "?";
@@ -195,7 +190,8 @@ static int check_config(struct json_object *cfg, enum luks_profile prof, char *w
                 for (k = 0; allowed[k] && strcmp(allowed[k], v) != 0; k++)
                         ;
                 if (prof != LUKS_PROFILE_FOREIGN || !allowed[k])
-                        return refuse(why, size, "config flag %s changes the mapping" NOT_OURS, shown(v, b, sizeof(b)));
+                        return util_why(why, size, -LUKS_EPOLICY, "config flag %s changes the mapping" NOT_OURS,
+                                shown(v, b, sizeof(b)));
         }
         return 0;
 }
@@ -210,22 +206,26 @@ static int check_digest(struct json_object *digs, enum luks_profile prof, char *
         char b[SHOWN_MAX + 1];
 
         if (count(digs) != 1 || !d || !json_object_is_type(d, json_type_object))
-                return refuse(why, size, "the header has %zu digests, not exactly digest 0" NOT_OURS, count(digs));
+                return util_why(why, size, -LUKS_EPOLICY, "the header has %zu digests, not exactly digest 0" NOT_OURS,
+                        count(digs));
         v = str_of(d, "type");
         if (!v || strcmp(v, "pbkdf2") != 0)
-                return refuse(why, size, "digest 0 type is %s" NOT_OURS, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "digest 0 type is %s" NOT_OURS,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         v = str_of(d, "hash");
         if (!hash_ok(v))
-                return refuse(why, size, "digest 0 hash is %s" NOT_OURS, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "digest 0 hash is %s" NOT_OURS,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         iter = int_of(d, "iterations");
         if (iter < 1 || iter > max)
-                return refuse(why, size, "digest 0 asks for %s PBKDF2 iterations (at most %" PRId64 ")" NOT_OURS,
+                return util_why(why, size, -LUKS_EPOLICY,
+                        "digest 0 asks for %s PBKDF2 iterations (at most %" PRId64 ")" NOT_OURS,
                               member(d, "iterations") ? shown(json_object_get_string(member(d, "iterations")), b,
                                                              sizeof(b)) : "no", max);
         if (!is_list_of(member(d, "segments"), "0"))
-                return refuse(why, size, "digest 0 is not bound to segment 0 alone" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY, "digest 0 is not bound to segment 0 alone" NOT_OURS);
         if (!str_of(d, "salt") || !str_of(d, "digest"))
-                return refuse(why, size, "digest 0 has no salt or digest" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY, "digest 0 has no salt or digest" NOT_OURS);
         return 0;
 }
 
@@ -240,22 +240,23 @@ static int kdf_cheap(struct json_object *kdf, int slot, char *why, size_t size)
         char b[SHOWN_MAX + 1];
 
         if (!str_of(kdf, "salt"))
-                return refuse(why, size, "keyslot %d kdf has no salt" NOT_OURS, slot);
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d kdf has no salt" NOT_OURS, slot);
         if (t && strcmp(t, "pbkdf2") == 0) {
                 int64_t iter = int_of(kdf, "iterations");
 
                 if (!hash_ok(str_of(kdf, "hash")) || iter < 1)
-                        return refuse(why, size, "keyslot %d kdf pbkdf2 is malformed" NOT_OURS, slot);
+                        return util_why(why, size, -LUKS_EPOLICY, "keyslot %d kdf pbkdf2 is malformed" NOT_OURS, slot);
                 return iter <= LUKS_PBKDF2_ITER_MAX;
         }
         if (t && (strcmp(t, "argon2i") == 0 || strcmp(t, "argon2id") == 0)) {
                 int64_t passes = int_of(kdf, "time"), kib = int_of(kdf, "memory"), cpus = int_of(kdf, "cpus");
 
                 if (passes < 1 || kib < 1 || cpus < 1 || cpus > LUKS_ARGON2_CPUS_MAX)
-                        return refuse(why, size, "keyslot %d kdf %s is malformed" NOT_OURS, slot, t);
+                        return util_why(why, size, -LUKS_EPOLICY, "keyslot %d kdf %s is malformed" NOT_OURS, slot, t);
                 return kib <= LUKS_ARGON2_KIB_MAX && (uint64_t)kib * (uint64_t)passes <= LUKS_ARGON2_WORK_MAX;
         }
-        return refuse(why, size, "keyslot %d kdf is %s" NOT_OURS, slot, t ? shown(t, b, sizeof(b)) : "missing");
+        return util_why(why, size, -LUKS_EPOLICY, "keyslot %d kdf is %s" NOT_OURS, slot,
+                t ? shown(t, b, sizeof(b)) : "missing");
 }
 
 /*
@@ -274,30 +275,36 @@ static int check_keyslot(struct json_object *k, int slot, enum luks_profile prof
         int r;
 
         if (!json_object_is_type(k, json_type_object) || !only_keys(k, known, &bad))
-                return refuse(why, size, "keyslot %d has a field %s" NOT_OURS, slot, bad ? shown(bad, b, sizeof(b)) : "?");
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d has a field %s" NOT_OURS, slot,
+                        bad ? shown(bad, b, sizeof(b)) : "?");
         v = str_of(k, "type");
         if (!v || strcmp(v, "luks2") != 0)
-                return refuse(why, size, "keyslot %d type is %s" NOT_OURS, slot, v ? shown(v, b, sizeof(b)) : "missing");
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d type is %s" NOT_OURS, slot,
+                        v ? shown(v, b, sizeof(b)) : "missing");
         v = str_of(area, "encryption");
         if (!v || strcmp(v, "aes-xts-plain64") != 0)
-                return refuse(why, size, "keyslot %d area encryption is %s" NOT_OURS, slot,
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d area encryption is %s" NOT_OURS, slot,
                               v ? shown(v, b, sizeof(b)) : "missing");
         v = str_of(area, "type");
         if (!v || strcmp(v, "raw") != 0 || int_of(area, "key_size") != 64 || !str_of(area, "offset") ||
             !str_of(area, "size"))
-                return refuse(why, size, "keyslot %d area is not raw with a 512-bit key" NOT_OURS, slot);
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d area is not raw with a 512-bit key" NOT_OURS,
+                        slot);
         if (int_of(k, "key_size") != want)
-                return refuse(why, size, "keyslot %d holds a %" PRId64 "-byte volume key (%" PRId64 " for this "
+                return util_why(why, size, -LUKS_EPOLICY,
+                        "keyslot %d holds a %" PRId64 "-byte volume key (%" PRId64 " for this "
                               "segment)" NOT_OURS, slot, int_of(k, "key_size"), want);
         v = str_of(af, "type");
         if (!v || strcmp(v, "luks1") != 0 || int_of(af, "stripes") != 4000 || !hash_ok(str_of(af, "hash")))
-                return refuse(why, size, "keyslot %d af is not luks1 with 4000 stripes" NOT_OURS, slot);
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d af is not luks1 with 4000 stripes" NOT_OURS,
+                        slot);
         r = kdf_cheap(member(k, "kdf"), slot, why, size);
         if (r < 0)
                 return r;
         /* FOREIGN: an admin's costly keyslot stays; luks.c never tries it (slot_allowed()). */
         if (r == 0 && prof != LUKS_PROFILE_FOREIGN)
-                return refuse(why, size, "keyslot %d kdf %s costs more than thaw allows" NOT_OURS, slot,
+                return util_why(why, size, -LUKS_EPOLICY, "keyslot %d kdf %s costs more than thaw allows" NOT_OURS,
+                        slot,
                               shown(str_of(member(k, "kdf"), "type"), b, sizeof(b)));
         return 0;
 }
@@ -310,7 +317,8 @@ static int check(struct json_object *h, enum luks_profile prof, char *why, size_
 
         if (!slots || !json_object_is_type(slots, json_type_object) || !member(h, "segments") ||
             !member(h, "digests") || !member(h, "config"))
-                return refuse(why, size, "the header lacks keyslots, segments, digests or config" NOT_OURS);
+                return util_why(why, size, -LUKS_EPOLICY,
+                        "the header lacks keyslots, segments, digests or config" NOT_OURS);
         r = check_segment(member(h, "segments"), prof, &integrity, why, size);
         if (r == 0)
                 r = check_config(member(h, "config"), prof, why, size);
@@ -325,7 +333,8 @@ static int check(struct json_object *h, enum luks_profile prof, char *why, size_
                 if (*end || end == key || slot < 0 || slot >= 32) {
                         char b[SHOWN_MAX + 1];
 
-                        return refuse(why, size, "a keyslot is numbered %s" NOT_OURS, shown(key, b, sizeof(b)));
+                        return util_why(why, size, -LUKS_EPOLICY, "a keyslot is numbered %s" NOT_OURS,
+                                shown(key, b, sizeof(b)));
                 }
                 r = check_keyslot(val, (int)slot, prof, integrity, why, size);
         }
@@ -452,7 +461,8 @@ int luks_policy_check_json(const char *json, const char *uuid, const struct luks
                 return -EINVAL;
         n = strnlen(json, LUKS_POLICY_JSON_MAX + 1);
         if (n > LUKS_POLICY_JSON_MAX) {
-                (void)refuse(why, size, "the header's JSON is larger than %u bytes" NOT_OURS, LUKS_POLICY_JSON_MAX);
+                (void)util_why(why, size, -LUKS_EPOLICY, "the header's JSON is larger than %u bytes" NOT_OURS,
+                        LUKS_POLICY_JSON_MAX);
                 return -EINVAL;
         }
         tok = json_tokener_new();
@@ -462,7 +472,7 @@ int luks_policy_check_json(const char *json, const char *uuid, const struct luks
         if (!h || json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(h, json_type_object)) {
                 json_tokener_free(tok);
                 json_object_put(h);
-                (void)refuse(why, size, "the header's JSON does not parse" NOT_OURS);
+                (void)util_why(why, size, -LUKS_EPOLICY, "the header's JSON does not parse" NOT_OURS);
                 return -EINVAL;
         }
         json_tokener_free(tok);
@@ -473,7 +483,8 @@ int luks_policy_check_json(const char *json, const char *uuid, const struct luks
                 r = check(h, p->profile, why, size);
         /* Security: the pin is compared after the policy, so a refusal names the field if it can. */
         if (r == 0 && p->pin && *p->pin && strcmp(p->pin, mine) != 0)
-                r = refuse(why, size, "header fingerprint %.23s differs from the pinned %.23s (rd.thaw.header=): "
+                r = util_why(why, size, -LUKS_EPOLICY,
+                        "header fingerprint %.23s differs from the pinned %.23s (rd.thaw.header=): "
                            "not the header thaw set up", mine, p->pin);
         json_object_put(h);
         return r;

@@ -10,6 +10,7 @@
 #include "luks_token.h"
 #include "ticket.h"
 #include "tpm2_token.h"
+#include "base/util.h"
 
 int luks_token_build(const struct keysrc *src, char *buf, size_t size)
 {
@@ -41,27 +42,13 @@ int luks_token_build(const struct keysrc *src, char *buf, size_t size)
         return r;
 }
 
-/* Says why a token is refused: one line, for validate() in the token plugin and for tests. */
-__attribute__((format(printf, 3, 4)))
-static int refuse(char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (why && size) {
-                va_start(ap, fmt);
-                vsnprintf(why, size, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
-
 /* "keyslots" is an array of keyslot numbers as decimal strings ("0" … "31"), as LUKS2 writes them. */
 static int keyslots_check(struct json_object *slots, char *why, size_t size)
 {
         size_t n = json_object_array_length(slots);
 
         if (n > LUKS_TOKEN_KEYSLOTS_MAX)
-                return refuse(why, size, "\"keyslots\" lists %zu keyslots, more than LUKS2 has", n);
+                return util_why(why, size, -EINVAL, "\"keyslots\" lists %zu keyslots, more than LUKS2 has", n);
         for (size_t i = 0; i < n; i++) {
                 struct json_object *v = json_object_array_get_idx(slots, i);
                 const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
@@ -69,7 +56,7 @@ static int keyslots_check(struct json_object *slots, char *why, size_t size)
 
                 if (!s || len == 0 || len > 2 || strspn(s, "0123456789") != len ||
                     atoi(s) >= LUKS_TOKEN_KEYSLOTS_MAX)
-                        return refuse(why, size, "\"keyslots\" holds something other than a keyslot number");
+                        return util_why(why, size, -EINVAL, "\"keyslots\" holds something other than a keyslot number");
         }
         return 0;
 }
@@ -86,41 +73,41 @@ static int token_check(struct json_object *o, struct keysrc *out, char *why, siz
         struct keysrc src;
 
         if (!json_object_object_get_ex(o, "type", &type))
-                return refuse(why, size, "\"type\" is missing");
+                return util_why(why, size, -EINVAL, "\"type\" is missing");
         if (!json_object_is_type(type, json_type_string))
-                return refuse(why, size, "\"type\" is not a string");
+                return util_why(why, size, -EINVAL, "\"type\" is not a string");
         t = json_object_get_string(type);
         if (strncmp(t, LUKS_TOKEN_PREFIX, strlen(LUKS_TOKEN_PREFIX)) != 0)
-                return refuse(why, size, "type \"%.64s\" is not a thaw token", t);
+                return util_why(why, size, -EINVAL, "type \"%.64s\" is not a thaw token", t);
         /* The image ticket is thaw's but names no key: never a key source, whatever it holds. */
         if (strcmp(t, TICKET_TOKEN_TYPE) == 0)
-                return refuse(why, size, "the image ticket, not a key source");
+                return util_why(why, size, -EINVAL, "the image ticket, not a key source");
         if (!json_object_object_get_ex(o, "keyslots", &slots))
-                return refuse(why, size, "\"keyslots\" is missing");
+                return util_why(why, size, -EINVAL, "\"keyslots\" is missing");
         if (!json_object_is_type(slots, json_type_array))
-                return refuse(why, size, "\"keyslots\" is not an array");
+                return util_why(why, size, -EINVAL, "\"keyslots\" is not an array");
         if (keyslots_check(slots, why, size) < 0)
                 return -EINVAL;
         if (!json_object_object_get_ex(o, "thaw-source", &spec))
-                return refuse(why, size, "\"thaw-source\" is missing");
+                return util_why(why, size, -EINVAL, "\"thaw-source\" is missing");
         if (!json_object_is_type(spec, json_type_string))
-                return refuse(why, size, "\"thaw-source\" is not a string");
+                return util_why(why, size, -EINVAL, "\"thaw-source\" is not a string");
         sp = json_object_get_string(spec);
         if (strlen(sp) >= KEYSRC_ARG_MAX)
-                return refuse(why, size, "\"thaw-source\" is longer than %d bytes", KEYSRC_ARG_MAX - 1);
+                return util_why(why, size, -EINVAL, "\"thaw-source\" is longer than %d bytes", KEYSRC_ARG_MAX - 1);
         if (keysrc_parse(sp, &src) < 0)
-                return refuse(why, size, "\"thaw-source\" \"%.64s\" is not a key source", sp);
+                return util_why(why, size, -EINVAL, "\"thaw-source\" \"%.64s\" is not a key source", sp);
         name = keysrc_type_name(src.type);
         /* "thaw-keyfile" naming a fwcfg source is not ours: the type must say what the source is. */
         if (!name || strcmp(t + strlen(LUKS_TOKEN_PREFIX), name) != 0)
-                return refuse(why, size, "type \"%.64s\" does not match source \"%.64s\"", t, sp);
+                return util_why(why, size, -EINVAL, "type \"%.64s\" does not match source \"%.64s\"", t, sp);
         json_object_object_foreach(o, key, val) {
                 (void)val;
                 /* A tpm2 token's own "tpm2-*" fields are judged, each one, by its own check below. */
                 if (src.type == KEYSRC_TPM2 && strncmp(key, "tpm2-", 5) == 0)
                         continue;
                 if (strcmp(key, "type") != 0 && strcmp(key, "keyslots") != 0 && strcmp(key, "thaw-source") != 0)
-                        return refuse(why, size, "unknown field \"%.64s\"", key);
+                        return util_why(why, size, -EINVAL, "unknown field \"%.64s\"", key);
         }
         if (src.type == KEYSRC_TPM2 && tpm2_token_check_fields(o, NULL, why, size) < 0)
                 return -EINVAL;
@@ -139,16 +126,16 @@ int luks_token_check(const char *json, struct keysrc *out, char *why, size_t siz
                 return -EINVAL;
         len = strnlen(json, LUKS_TOKEN_JSON_MAX + 1);
         if (len > LUKS_TOKEN_JSON_MAX)
-                return refuse(why, size, "larger than %d bytes", LUKS_TOKEN_JSON_MAX);
+                return util_why(why, size, -EINVAL, "larger than %d bytes", LUKS_TOKEN_JSON_MAX);
         tok = json_tokener_new_ex(8); /* a thaw token nests two levels: deeper is not ours */
         if (!tok)
                 return -ENOMEM;
         o = json_tokener_parse_ex(tok, json, (int)len);
         /* Trailing bytes after the object mean the text was not one JSON object. */
         if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
-                r = refuse(why, size, "not valid JSON (or nested too deeply)");
+                r = util_why(why, size, -EINVAL, "not valid JSON (or nested too deeply)");
         else if (!json_object_is_type(o, json_type_object))
-                r = refuse(why, size, "not a JSON object");
+                r = util_why(why, size, -EINVAL, "not a JSON object");
         else
                 r = token_check(o, out, why, size);
         json_object_put(o);

@@ -8,21 +8,9 @@
 #include <json-c/json.h>
 #include "base64.h"
 #include "systemd_tpm2_token.h"
+#include "base/util.h"
 
 #define PCRS_MAX 24 /* systemd's TPM2_PCRS_MAX */
-
-__attribute__((format(printf, 4, 5)))
-static int refuse(int r, char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (why && size) {
-                va_start(ap, fmt);
-                vsnprintf(why, size, fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 static int keyslots(struct json_object *a, uint32_t *mask, char *why, size_t size)
 {
@@ -35,11 +23,11 @@ static int keyslots(struct json_object *a, uint32_t *mask, char *why, size_t siz
                 size_t len = strlen(s);
 
                 if (len == 0 || len > 2 || strspn(s, "0123456789") != len || atoi(s) >= 32)
-                        return refuse(-EINVAL, why, size, "\"keyslots\" holds something other than a keyslot number");
+                        return util_why(why, size, -EINVAL, "\"keyslots\" holds something other than a keyslot number");
                 *mask |= UINT32_C(1) << atoi(s);
         }
         if (n == 0 || n > 32)
-                return refuse(-EINVAL, why, size, "\"keyslots\" names no keyslot");
+                return util_why(why, size, -EINVAL, "\"keyslots\" names no keyslot");
         return 0;
 }
 
@@ -49,21 +37,21 @@ static int pcrs(struct json_object *a, uint32_t *mask, char *why, size_t size)
 
         *mask = 0;
         if (n > PCRS_MAX)
-                return refuse(-EINVAL, why, size, "\"tpm2-pcrs\" lists more than %d PCRs", PCRS_MAX);
+                return util_why(why, size, -EINVAL, "\"tpm2-pcrs\" lists more than %d PCRs", PCRS_MAX);
         for (size_t i = 0; i < n; i++) {
                 struct json_object *v = json_object_array_get_idx(a, i);
                 int64_t pcr;
 
                 if (!json_object_is_type(v, json_type_int))
-                        return refuse(-EINVAL, why, size, "\"tpm2-pcrs\" holds something other than a PCR number");
+                        return util_why(why, size, -EINVAL, "\"tpm2-pcrs\" holds something other than a PCR number");
                 pcr = json_object_get_int64(v);
                 if (pcr < 0 || pcr >= PCRS_MAX)
-                        return refuse(-EINVAL, why, size, "\"tpm2-pcrs\" names PCR %lld, not 0..23", (long long)pcr);
+                        return util_why(why, size, -EINVAL, "\"tpm2-pcrs\" names PCR %lld, not 0..23", (long long)pcr);
                 *mask |= UINT32_C(1) << pcr;
         }
         /* Security: such a key unseals on any boot chain, which is what a TPM key is to prevent. */
         if (*mask == 0)
-                return refuse(-EOPNOTSUPP, why, size, "it binds no PCR (enrolled with an empty --tpm2-pcrs=)");
+                return util_why(why, size, -EOPNOTSUPP, "it binds no PCR (enrolled with an empty --tpm2-pcrs=)");
         return 0;
 }
 
@@ -81,13 +69,13 @@ static int hex_value(char c)
 static int policy_hash(const char *s, uint8_t out[SYSTEMD_TPM2_POLICY_SIZE], char *why, size_t size)
 {
         if (strlen(s) != 2 * SYSTEMD_TPM2_POLICY_SIZE)
-                return refuse(-EINVAL, why, size, "\"tpm2-policy-hash\" is not %d hex digits",
+                return util_why(why, size, -EINVAL, "\"tpm2-policy-hash\" is not %d hex digits",
                               2 * SYSTEMD_TPM2_POLICY_SIZE);
         for (size_t i = 0; i < SYSTEMD_TPM2_POLICY_SIZE; i++) {
                 int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
 
                 if (hi < 0 || lo < 0)
-                        return refuse(-EINVAL, why, size, "\"tpm2-policy-hash\" is not hex");
+                        return util_why(why, size, -EINVAL, "\"tpm2-policy-hash\" is not hex");
                 out[i] = (uint8_t)(hi << 4 | lo);
         }
         return 0;
@@ -101,7 +89,7 @@ static int string_field(struct json_object *o, const char *key, const char **s, 
         if (!json_object_object_get_ex(o, key, &v))
                 return 0;
         if (!json_object_is_type(v, json_type_string))
-                return refuse(-EINVAL, why, size, "\"%s\" is not a string", key);
+                return util_why(why, size, -EINVAL, "\"%s\" is not a string", key);
         *s = json_object_get_string(v);
         return 1;
 }
@@ -123,8 +111,8 @@ static int known_fields(struct json_object *o, char *why, size_t size)
                 if (i < sizeof(known) / sizeof(known[0]))
                         continue;
                 if (strcmp(key, "tpm2_pubkey") == 0 || strcmp(key, "tpm2_pubkey_pcrs") == 0)
-                        return refuse(-EOPNOTSUPP, why, size, "signed PCR policies (%s) are not supported", key);
-                return refuse(-EOPNOTSUPP, why, size, "field \"%.64s\" is not systemd 252's", key);
+                        return util_why(why, size, -EOPNOTSUPP, "signed PCR policies (%s) are not supported", key);
+                return util_why(why, size, -EOPNOTSUPP, "field \"%.64s\" is not systemd 252's", key);
         }
         return 0;
 }
@@ -137,17 +125,17 @@ static int token_check(struct json_object *o, struct systemd_tpm2_token *t, char
 
         r = string_field(o, "type", &s, why, size);
         if (r <= 0 || strcmp(s, SYSTEMD_TPM2_TYPE) != 0)
-                return r < 0 ? r : refuse(-EINVAL, why, size, "not a systemd-tpm2 token");
+                return r < 0 ? r : util_why(why, size, -EINVAL, "not a systemd-tpm2 token");
         r = known_fields(o, why, size);
         if (r < 0)
                 return r;
         if (!json_object_object_get_ex(o, "keyslots", &v) || !json_object_is_type(v, json_type_array))
-                return refuse(-EINVAL, why, size, "\"keyslots\" is missing or not an array");
+                return util_why(why, size, -EINVAL, "\"keyslots\" is missing or not an array");
         r = keyslots(v, &t->keyslots, why, size);
         if (r < 0)
                 return r;
         if (!json_object_object_get_ex(o, "tpm2-pcrs", &v) || !json_object_is_type(v, json_type_array))
-                return refuse(-EINVAL, why, size, "\"tpm2-pcrs\" is missing or not an array");
+                return util_why(why, size, -EINVAL, "\"tpm2-pcrs\" is missing or not an array");
         r = pcrs(v, &t->pcrs, why, size);
         if (r < 0)
                 return r;
@@ -155,7 +143,7 @@ static int token_check(struct json_object *o, struct systemd_tpm2_token *t, char
         r = string_field(o, "tpm2-pcr-bank", &s, why, size);
         if (r > 0 && strcmp(s, "sha1") != 0 && strcmp(s, "sha256") != 0 && strcmp(s, "sha384") != 0 &&
             strcmp(s, "sha512") != 0)
-                return refuse(-EINVAL, why, size, "\"tpm2-pcr-bank\" \"%.16s\" is not a PCR bank", s);
+                return util_why(why, size, -EINVAL, "\"tpm2-pcr-bank\" \"%.16s\" is not a PCR bank", s);
         if (r > 0)
                 snprintf(t->bank, sizeof(t->bank), "%s", s);
         else if (r < 0)
@@ -163,35 +151,35 @@ static int token_check(struct json_object *o, struct systemd_tpm2_token *t, char
         t->primary = SYSTEMD_TPM2_PRIMARY_ECC;
         r = string_field(o, "tpm2-primary-alg", &s, why, size);
         if (r > 0 && strcmp(s, "ecc") != 0 && strcmp(s, "rsa") != 0)
-                return refuse(-EINVAL, why, size, "\"tpm2-primary-alg\" \"%.16s\" is neither ecc nor rsa", s);
+                return util_why(why, size, -EINVAL, "\"tpm2-primary-alg\" \"%.16s\" is neither ecc nor rsa", s);
         if (r > 0 && strcmp(s, "rsa") == 0)
                 t->primary = SYSTEMD_TPM2_PRIMARY_RSA;
         else if (r < 0)
                 return r;
         r = string_field(o, "tpm2-blob", &s, why, size);
         if (r == 0)
-                return refuse(-EINVAL, why, size, "\"tpm2-blob\" is missing");
+                return util_why(why, size, -EINVAL, "\"tpm2-blob\" is missing");
         if (r < 0)
                 return r;
         r = base64_decode(s, strlen(s), t->blob, sizeof(t->blob));
         if (r == -EMSGSIZE)
-                return refuse(-EINVAL, why, size, "\"tpm2-blob\" is larger than %d bytes", SYSTEMD_TPM2_BLOB_MAX);
+                return util_why(why, size, -EINVAL, "\"tpm2-blob\" is larger than %d bytes", SYSTEMD_TPM2_BLOB_MAX);
         if (r <= 0)
-                return refuse(-EINVAL, why, size, "\"tpm2-blob\" is not base64");
+                return util_why(why, size, -EINVAL, "\"tpm2-blob\" is not base64");
         t->blob_len = (size_t)r;
         r = string_field(o, "tpm2-policy-hash", &s, why, size);
         if (r == 0)
-                return refuse(-EINVAL, why, size, "\"tpm2-policy-hash\" is missing");
+                return util_why(why, size, -EINVAL, "\"tpm2-policy-hash\" is missing");
         if (r < 0 || (r = policy_hash(s, t->policy, why, size)) < 0)
                 return r;
         t->pin = false;
         if (json_object_object_get_ex(o, "tpm2-pin", &v)) {
                 if (!json_object_is_type(v, json_type_boolean))
-                        return refuse(-EINVAL, why, size, "\"tpm2-pin\" is not a boolean");
+                        return util_why(why, size, -EINVAL, "\"tpm2-pin\" is not a boolean");
                 t->pin = json_object_get_boolean(v);
         }
         if (t->pin)
-                return refuse(-EOPNOTSUPP, why, size, "it needs a PIN (enrolled with --tpm2-with-pin=yes)");
+                return util_why(why, size, -EOPNOTSUPP, "it needs a PIN (enrolled with --tpm2-with-pin=yes)");
         return 0;
 }
 
@@ -207,7 +195,7 @@ int systemd_tpm2_token_parse(const char *json, struct systemd_tpm2_token *out, c
                 return -EINVAL;
         len = strnlen(json, SYSTEMD_TPM2_JSON_MAX + 1);
         if (len > SYSTEMD_TPM2_JSON_MAX)
-                return refuse(-EINVAL, why, size, "larger than %d bytes", SYSTEMD_TPM2_JSON_MAX);
+                return util_why(why, size, -EINVAL, "larger than %d bytes", SYSTEMD_TPM2_JSON_MAX);
         t = calloc(1, sizeof(*t));
         tok = json_tokener_new_ex(4); /* an object of arrays: deeper is not systemd's */
         if (!t || !tok) {
@@ -217,9 +205,9 @@ int systemd_tpm2_token_parse(const char *json, struct systemd_tpm2_token *out, c
         }
         o = json_tokener_parse_ex(tok, json, (int)len);
         if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
-                r = refuse(-EINVAL, why, size, "not valid JSON (or nested too deeply)");
+                r = util_why(why, size, -EINVAL, "not valid JSON (or nested too deeply)");
         else if (!json_object_is_type(o, json_type_object))
-                r = refuse(-EINVAL, why, size, "not a JSON object");
+                r = util_why(why, size, -EINVAL, "not a JSON object");
         else
                 r = token_check(o, t, why, size);
         if (r == 0)

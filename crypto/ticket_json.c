@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The image ticket's token JSON: written in one fixed form, read back strictly (the disk is outside input). */
 #include "ticket.h"
+#include "base/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,19 +12,6 @@
 #include <json-c/json.h>
 
 #define NAME_MAX_ 48 /* "fs[15].kbytes-written" */
-
-__attribute__((format(printf, 3, 4)))
-static int refuse(char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (why && size) {
-                va_start(ap, fmt);
-                vsnprintf(why, size, fmt, ap);
-                va_end(ap);
-        }
-        return -EINVAL;
-}
 
 static void hex_encode(const uint8_t *in, size_t len, char *out)
 {
@@ -190,7 +178,7 @@ static int only_known(struct json_object *o, const char *const *known, const cha
                 for (i = 0; known[i] && strcmp(known[i], key) != 0; i++)
                         ;
                 if (!known[i])
-                        return refuse(why, size, "unknown field \"%.32s\"%s", key, where);
+                        return util_why(why, size, -EINVAL, "unknown field \"%.32s\"%s", key, where);
         }
         return 0;
 }
@@ -210,7 +198,7 @@ static struct json_object *member(struct json_object *o, const char *key, const 
         if (!json_object_object_get_ex(o, key, &v))
                 return NULL;
         if (!json_object_is_type(v, type)) {
-                *r = refuse(why, size, "\"%s\" is not %s", name, type_names[type]);
+                *r = util_why(why, size, -EINVAL, "\"%s\" is not %s", name, type_names[type]);
                 return NULL;
         }
         return v;
@@ -225,7 +213,7 @@ static int required(struct json_object *o, const char *key, const char *name, en
         if (r < 0)
                 return r;
         if (!*out)
-                return refuse(why, size, "\"%s\" is missing", name);
+                return util_why(why, size, -EINVAL, "\"%s\" is missing", name);
         return 0;
 }
 
@@ -241,10 +229,10 @@ static int get_uint(struct json_object *o, const char *key, const char *name, ui
                 return r;
         /* json-c keeps integers above INT64_MAX as uint64 (get_int64 then clamps to INT64_MAX). */
         if (json_object_get_int64(v) < 0)
-                return refuse(why, size, "\"%s\" is negative", name);
+                return util_why(why, size, -EINVAL, "\"%s\" is negative", name);
         u = json_object_get_uint64(v);
         if (u > max)
-                return refuse(why, size, "\"%s\" is larger than %" PRIu64, name, max);
+                return util_why(why, size, -EINVAL, "\"%s\" is larger than %" PRIu64, name, max);
         *out = u;
         return 0;
 }
@@ -273,9 +261,9 @@ static int get_text(struct json_object *o, const char *key, const char *name, ch
         s = json_object_get_string(v);
         len = (size_t)json_object_get_string_len(v);
         if (len >= out_size)
-                return refuse(why, size, "\"%s\" is longer than %zu bytes", name, out_size - 1);
+                return util_why(why, size, -EINVAL, "\"%s\" is longer than %zu bytes", name, out_size - 1);
         if (!printable(s, len))
-                return refuse(why, size, "\"%s\" holds a byte that is not printable ASCII", name);
+                return util_why(why, size, -EINVAL, "\"%s\" holds a byte that is not printable ASCII", name);
         memcpy(out, s, len);
         out[len] = '\0';
         return 0;
@@ -289,7 +277,7 @@ static int get_uuid(struct json_object *o, const char *key, char out[37], char *
         if (r < 0)
                 return r;
         if (!ticket_uuid_valid(buf))
-                return refuse(why, size, "\"%s\" is not a UUID", key);
+                return util_why(why, size, -EINVAL, "\"%s\" is not a UUID", key);
         memcpy(out, buf, sizeof(buf));
         return 0;
 }
@@ -302,7 +290,7 @@ static int get_hex(struct json_object *o, const char *key, uint8_t *out, size_t 
         if (r < 0)
                 return r;
         if (hex_decode(json_object_get_string(v), (size_t)json_object_get_string_len(v), out, len) < 0)
-                return refuse(why, size, "\"%s\" is not %zu lower-case hex digits", key, 2 * len);
+                return util_why(why, size, -EINVAL, "\"%s\" is not %zu lower-case hex digits", key, 2 * len);
         return 0;
 }
 
@@ -314,7 +302,7 @@ static int parse_fs_entry(struct json_object *e, size_t i, struct fsmark *f, cha
         int r;
 
         if (!json_object_is_type(e, json_type_object))
-                return refuse(why, size, "\"fs\"[%zu] is not an object", i);
+                return util_why(why, size, -EINVAL, "\"fs\"[%zu] is not an object", i);
         snprintf(where, sizeof(where), " in \"fs\"[%zu]", i);
         r = only_known(e, fs_fields, where, why, size);
 #define NAME(key) (snprintf(name, sizeof(name), "fs[%zu].%s", i, key), name)
@@ -352,7 +340,7 @@ static int parse_fs(struct json_object *o, struct ticket *t, char *why, size_t s
                 return r;
         n = json_object_array_length(a);
         if (n > TICKET_FS_MAX)
-                return refuse(why, size, "\"fs\" holds %zu entries, more than %d", n, TICKET_FS_MAX);
+                return util_why(why, size, -EINVAL, "\"fs\" holds %zu entries, more than %d", n, TICKET_FS_MAX);
         for (size_t i = 0; i < n; i++) {
                 r = parse_fs_entry(json_object_array_get_idx(a, i), i, &t->fs[i], why, size);
                 if (r < 0)
@@ -377,7 +365,7 @@ static int get_name(struct json_object *o, const char *key, const char *const *n
                         return 0;
                 }
         }
-        return refuse(why, size, "\"%s\" is \"%s\", not one thaw knows", key, buf);
+        return util_why(why, size, -EINVAL, "\"%s\" is \"%s\", not one thaw knows", key, buf);
 }
 
 static int parse_head(struct json_object *o, struct ticket *t, char *why, size_t size)
@@ -390,15 +378,16 @@ static int parse_head(struct json_object *o, struct ticket *t, char *why, size_t
 
         r = get_text(o, "type", "type", type, sizeof(type), why, size);
         if (r == 0 && strcmp(type, TICKET_TOKEN_TYPE) != 0)
-                r = refuse(why, size, "\"type\" is not \"" TICKET_TOKEN_TYPE "\"");
+                r = util_why(why, size, -EINVAL, "\"type\" is not \"" TICKET_TOKEN_TYPE "\"");
         if (r == 0)
                 r = required(o, "keyslots", "keyslots", json_type_array, &v, why, size);
         if (r == 0 && json_object_array_length(v) != 0)
-                r = refuse(why, size, "\"keyslots\" is not empty: a ticket is bound to no keyslot");
+                r = util_why(why, size, -EINVAL, "\"keyslots\" is not empty: a ticket is bound to no keyslot");
         if (r == 0)
                 r = get_uint(o, TICKET_TOKEN_TYPE, TICKET_TOKEN_TYPE, UINT32_MAX, &u, why, size);
         if (r == 0 && u != TICKET_VERSION)
-                r = refuse(why, size, "\"" TICKET_TOKEN_TYPE "\" is version %" PRIu64 ", not %d", u, TICKET_VERSION);
+                r = util_why(why, size, -EINVAL, "\"" TICKET_TOKEN_TYPE "\" is version %" PRIu64 ", not %d", u,
+                        TICKET_VERSION);
         if (r == 0)
                 r = get_hex(o, "id", t->id, sizeof(t->id), why, size);
         if (r == 0)
@@ -410,7 +399,7 @@ static int parse_head(struct json_object *o, struct ticket *t, char *why, size_t
         if (r == 0)
                 r = get_text(o, "kernel", "kernel", t->kernel, sizeof(t->kernel), why, size);
         if (r == 0 && !t->kernel[0])
-                r = refuse(why, size, "\"kernel\" is empty");
+                r = util_why(why, size, -EINVAL, "\"kernel\" is empty");
         if (r == 0)
                 r = get_name(o, "writer", writers, &w, why, size);
         if (r == 0)
@@ -460,7 +449,7 @@ static int parse_tail(struct json_object *o, struct ticket *t, char *why, size_t
 
                 for (size_t i = 0; i < 3; i++) {
                         if (json_object_object_get_ex(o, extra[i], NULL))
-                                return refuse(why, size, "\"%s\" on a fresh ticket", extra[i]);
+                                return util_why(why, size, -EINVAL, "\"%s\" on a fresh ticket", extra[i]);
                 }
                 return 0;
         }
@@ -487,7 +476,7 @@ int ticket_parse(const char *json, struct ticket *out, char *why, size_t size)
                 return -EINVAL;
         len = strnlen(json, TICKET_JSON_MAX + 1);
         if (len > TICKET_JSON_MAX)
-                return refuse(why, size, "larger than %d bytes", TICKET_JSON_MAX);
+                return util_why(why, size, -EINVAL, "larger than %d bytes", TICKET_JSON_MAX);
         t = calloc(1, sizeof(*t));
         tok = json_tokener_new_ex(4); /* ticket, "fs", an entry: deeper is not a ticket */
         if (!t || !tok) {
@@ -501,9 +490,9 @@ int ticket_parse(const char *json, struct ticket *out, char *why, size_t size)
          * cannot be seen: json-c keeps the last, as libcryptsetup (json-c too) does when it stores it.
          */
         if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
-                r = refuse(why, size, "not valid JSON (or nested too deeply)");
+                r = util_why(why, size, -EINVAL, "not valid JSON (or nested too deeply)");
         else if (!json_object_is_type(o, json_type_object))
-                r = refuse(why, size, "not a JSON object");
+                r = util_why(why, size, -EINVAL, "not a JSON object");
         else
                 r = only_known(o, top_fields, "", why, size);
         if (r == 0)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,4 +204,16 @@ int util_parse_u64(const char *s, uint64_t max, uint64_t *out)
                 return -ERANGE;
         *out = v;
         return 0;
+}
+
+int util_why(char *why, size_t size, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (why && size) {
+                va_start(ap, fmt);
+                vsnprintf(why, size, fmt, ap);
+                va_end(ap);
+        }
+        return r;
 }

@@ -25,3 +25,8 @@ int util_exists(const char *path);
 void util_rstrip(char *s);
 /* Parse an unsigned decimal number, all of s, at most max. -EINVAL / -ERANGE. */
 int util_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/*
+ * Why something failed, into why (nothing if why is NULL or size 0), and r back, for the library's
+ * one-line reasons: return util_why(why, size, -EINVAL, "\"%s\" is missing", name);
+ */
+int util_why(char *why, size_t size, int r, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -249,49 +249,39 @@ int fsmark_others(const char *root, const char *dev, const struct fsmark *m, enu
         return r;
 }
 
-__attribute__((format(printf, 3, 4))) static int differ(char *why, size_t size, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-        return 1;
-}
-
 int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_level level, char *why,
                    size_t size)
 {
         if (strcmp(a->type, b->type) != 0)
-                return differ(why, size, "file system type %s, recorded %s", b->type, a->type);
+                return util_why(why, size, 1, "file system type %s, recorded %s", b->type, a->type);
         if (strcmp(a->uuid, b->uuid) != 0)
-                return differ(why, size, "UUID %s, recorded %s", b->uuid, a->uuid);
+                return util_why(why, size, 1, "UUID %s, recorded %s", b->uuid, a->uuid);
         if (!a->known)
                 return 0; /* nothing was recorded to compare: the caller says so */
         if (!b->known)
-                return differ(why, size, "markers not read now, recorded ones were");
+                return util_why(why, size, 1, "markers not read now, recorded ones were");
         if (strcmp(a->type, "btrfs") == 0) {
                 if (level == FSMARK_ALL && a->generation != b->generation)
-                        return differ(why, size, "generation %" PRIu64 ", recorded %" PRIu64, b->generation,
+                        return util_why(why, size, 1, "generation %" PRIu64 ", recorded %" PRIu64, b->generation,
                                       a->generation);
                 return 0;
         }
         if (a->mnt_count != b->mnt_count)
-                return differ(why, size, "mount count %" PRIu32 ", recorded %" PRIu32, b->mnt_count, a->mnt_count);
+                return util_why(why, size, 1, "mount count %" PRIu32 ", recorded %" PRIu32, b->mnt_count, a->mnt_count);
         if (a->mtime != b->mtime)
-                return differ(why, size, "last mount time %" PRIu32 ", recorded %" PRIu32, b->mtime, a->mtime);
+                return util_why(why, size, 1, "last mount time %" PRIu32 ", recorded %" PRIu32, b->mtime, a->mtime);
         if (level != FSMARK_ALL)
                 return 0;
         if (a->wtime != b->wtime)
-                return differ(why, size, "last write time %" PRIu32 ", recorded %" PRIu32, b->wtime, a->wtime);
+                return util_why(why, size, 1, "last write time %" PRIu32 ", recorded %" PRIu32, b->wtime, a->wtime);
         if (a->kbytes_written != b->kbytes_written)
-                return differ(why, size, "kbytes written %" PRIu64 ", recorded %" PRIu64, b->kbytes_written,
+                return util_why(why, size, 1, "kbytes written %" PRIu64 ", recorded %" PRIu64, b->kbytes_written,
                               a->kbytes_written);
         if (a->has_journal != b->has_journal)
-                return differ(why, size, "journal %s, recorded %s", b->has_journal ? "read" : "none",
+                return util_why(why, size, 1, "journal %s, recorded %s", b->has_journal ? "read" : "none",
                               a->has_journal ? "read" : "none");
         if (a->has_journal && a->journal_seq != b->journal_seq)
-                return differ(why, size, "journal commit sequence %" PRIu32 ", recorded %" PRIu32, b->journal_seq,
+                return util_why(why, size, 1, "journal commit sequence %" PRIu32 ", recorded %" PRIu32, b->journal_seq,
                               a->journal_seq);
         return 0;
 }

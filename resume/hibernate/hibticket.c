@@ -12,17 +12,6 @@
 #include "tpm2_counter.h"
 #include "base/util.h"
 
-__attribute__((format(printf, 4, 5)))
-static int fail(char *why, size_t size, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-        return r;
-}
-
 /*
  * Every mount's markers read once while the system runs: a file system whose markers cannot be
  * read stops the hibernation here rather than frozen, and those thaw does not know are listed in
@@ -42,7 +31,7 @@ static int trial_read(struct hibticket *h, char *why, size_t size)
                 if (r == 0)
                         r = fsmark_read(path, &m, what, sizeof(what));
                 if (r < 0)
-                        return fail(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
+                        return util_why(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
                                     h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
                 if (!m.known && used < sizeof(h->unknown))
                         used += (size_t)snprintf(h->unknown + used, sizeof(h->unknown) - used, "%s%s on %s",
@@ -59,19 +48,19 @@ int hibticket_prepare(const char *root, const char *name, struct hibticket *h, c
         snprintf(h->root, sizeof(h->root), "%s", root ? root : "");
         r = luks_active_device(name, h->dev, sizeof(h->dev));
         if (r < 0)
-                return fail(why, size, r, "cannot tell which LUKS2 device /dev/mapper/%s was opened from (%s)",
+                return util_why(why, size, r, "cannot tell which LUKS2 device /dev/mapper/%s was opened from (%s)",
                             name, strerror(-r));
         r = luks_uuid(h->dev, h->uuid, sizeof(h->uuid));
         if (r < 0)
-                return fail(why, size, r, "cannot read the LUKS2 UUID of %s (%s)", h->dev, strerror(-r));
+                return util_why(why, size, r, "cannot read the LUKS2 UUID of %s (%s)", h->dev, strerror(-r));
         r = ticket_key_load(h->uuid, &h->key);
         if (r < 0)
-                return fail(why, size, r, "no ticket key of %s in root's keyring (%s): it is put there when thaw "
+                return util_why(why, size, r, "no ticket key of %s in root's keyring (%s): it is put there when thaw "
                             "resume unlocks the device at boot, or thaw setup formats it; boot through thaw's "
                             "initramfs once", h->dev, strerror(-r));
         r = fsmark_mounts(h->root, &h->mounts);
         if (r < 0)
-                return fail(why, size, r, "cannot list the mounted file systems (%s)", strerror(-r));
+                return util_why(why, size, r, "cannot list the mounted file systems (%s)", strerror(-r));
         return trial_read(h, why, size);
 }
 
@@ -95,7 +84,7 @@ int hibticket_count(struct hibticket *h, char *why, size_t size)
         h->no_counter[0] = '\0';
         r = luks_tokens_read(h->dev, &tokens);
         if (r < 0)
-                return fail(why, size, r, "cannot read the LUKS2 tokens of %s (%s)", h->dev, strerror(-r));
+                return util_why(why, size, r, "cannot read the LUKS2 tokens of %s (%s)", h->dev, strerror(-r));
         want = tpm2_counter_wanted(tokens);
         luks_tokens_free(tokens);
         if (!want)
@@ -107,7 +96,7 @@ int hibticket_count(struct hibticket *h, char *why, size_t size)
                 return 0;
         }
         if (r < 0)
-                return fail(why, size, r, "%s: the next boot could not tell this image from an older copy", what);
+                return util_why(why, size, r, "%s: the next boot could not tell this image from an older copy", what);
         h->has_counter = true;
         return 0;
 }
@@ -122,7 +111,7 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibt
 
         r = ticket_new(t);
         if (r < 0)
-                return fail(why, size, r, "cannot make a ticket (%s)", strerror(-r));
+                return util_why(why, size, r, "cannot make a ticket (%s)", strerror(-r));
         t->writer = w;
         if (img && img->mac) {
                 t->has_image_mac = true;
@@ -147,7 +136,7 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibt
                  * at boot, so the image would be resumed over whatever happened to it: no ticket.
                  */
                 if (r < 0)
-                        return fail(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
+                        return util_why(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
                                     h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
                 if (!m->known && used < sizeof(h->unknown))
                         used += (size_t)snprintf(h->unknown + used, sizeof(h->unknown) - used, "%s%s on %s",
@@ -158,10 +147,10 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibt
         t->tpm_counter = h->has_counter ? h->counter : 0;
         r = ticket_seal(t, h->key);
         if (r < 0)
-                return fail(why, size, r, "cannot seal the ticket (%s)", strerror(-r));
+                return util_why(why, size, r, "cannot seal the ticket (%s)", strerror(-r));
         r = ticket_write(h->dev, t);
         if (r < 0)
-                return fail(why, size, r, "cannot write the ticket to the LUKS2 header of %s (%s)", h->dev,
+                return util_why(why, size, r, "cannot write the ticket to the LUKS2 header of %s (%s)", h->dev,
                             strerror(-r));
         return 0;
 }

@@ -65,16 +65,6 @@ static int alloc_block(void *ctx, uint64_t *block)
         return 0;
 }
 
-static int say(char *why, size_t size, int err, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(why, size, fmt, ap);
-        va_end(ap);
-        return err;
-}
-
 /* The kernel log only: user space is frozen, and a pipe to a frozen reader could block us. */
 static void kmsg(int fd, const char *fmt, ...)
 {
@@ -125,20 +115,20 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
 
         r = imgwrite_stream(dev, &src, &alloc, &res);
         if (r < 0)
-                return say(why, size, r, "writing the image failed: %s", res.why);
+                return util_why(why, size, r, "writing the image failed: %s", res.why);
         if (s->mac) {
                 r = ticket_mac_end(s->mac, mac);
                 s->mac = NULL;
                 snprintf(mac_note, sizeof(mac_note), ", the image's MAC %.2f s", (double)s->mac_ns / 1e9);
                 if (r < 0)
-                        return say(why, size, r, "cannot finish the image's MAC: %s", strerror(-r));
+                        return util_why(why, size, r, "cannot finish the image's MAC: %s", strerror(-r));
         }
         /* The ticket before the mark: an image is never there for the kernel without it. */
         if (t->seal) {
                 seal_why[0] = '\0';
                 r = t->seal(t->seal_ctx, t->mac ? mac : NULL, &res, seal_why, sizeof(seal_why));
                 if (r < 0)
-                        return say(why, size, r, "the image was written but its ticket was not (%s), so it "
+                        return util_why(why, size, r, "the image was written but its ticket was not (%s), so it "
                                    "was not marked", seal_why[0] ? seal_why : strerror(-r));
         }
         r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value, &tried);
@@ -146,7 +136,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
                 /* A failed write or flush of the header may have left the mark on disk. */
                 if (tried && swsusp_unmark_fd(dev, t->offset) < 0)
                         stop(kmsg_fd, t);
-                return say(why, size, r, "cannot mark the swap header at page %" PRIu64 " of %s: %s%s",
+                return util_why(why, size, r, "cannot mark the swap header at page %" PRIu64 " of %s: %s%s",
                            t->offset, t->dev, strerror(-r),
                            r == -EINVAL ? " (it is not plain swap)" : "");
         }
@@ -159,7 +149,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         /* Still running: the image must not be resumed later, over a system that went on. */
         if (swsusp_unmark_fd(dev, t->offset) < 0)
                 stop(kmsg_fd, t);
-        return say(why, size, r, "the image was written but %s failed (%s); it was unmarked again",
+        return util_why(why, size, r, "the image was written but %s failed (%s); it was unmarked again",
                    t->reboot ? "reboot" : "power-off", strerror(-r));
 }
 
@@ -182,7 +172,7 @@ static int pm_test_off(const char *root, char *why, size_t size)
         if (util_read_text_at(root, "/sys/power/pm_test", buf, sizeof(buf)) < 0 || strstr(buf, "[none]"))
                 return 0;
         buf[strcspn(buf, "\n")] = '\0';
-        return say(why, size, -EBUSY, "/sys/power/pm_test is set (%s): write none to it first", buf);
+        return util_why(why, size, -EBUSY, "/sys/power/pm_test is set (%s): write none to it first", buf);
 }
 
 int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *why, size_t size)
@@ -198,7 +188,7 @@ int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *
 
         why[0] = '\0';
         if (!may_reboot())
-                return say(why, size, -EPERM, "no CAP_SYS_BOOT: thaw could write the image but not power off");
+                return util_why(why, size, -EPERM, "no CAP_SYS_BOOT: thaw could write the image but not power off");
         r = pm_test_off(root, why, size);
         if (r < 0)
                 return r;
@@ -206,16 +196,16 @@ int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *
         if (r == 0) {
                 s.fd = open(path, O_RDONLY | O_CLOEXEC);
                 if (s.fd < 0)
-                        r = say(why, size, -errno, "cannot open %s: %s%s", path, strerror(errno),
+                        r = util_why(why, size, -errno, "cannot open %s: %s%s", path, strerror(errno),
                                 errno == ENOENT ? " (no CONFIG_HIBERNATION_SNAPSHOT_DEV?)" : "");
         }
         if (r == 0) {
                 dev = open(t->dev, O_RDWR | O_DIRECT | O_CLOEXEC);
                 if (dev < 0)
-                        r = say(why, size, -errno, "cannot open %s for writing: %s", t->dev, strerror(errno));
+                        r = util_why(why, size, -errno, "cannot open %s for writing: %s", t->dev, strerror(errno));
         }
         if (r == 0 && ioctl(s.fd, SNAPSHOT_SET_SWAP_AREA, &area) < 0)
-                r = say(why, size, -errno, "the kernel does not take %s (%u:%u, offset %" PRIu64 ") as the "
+                r = util_why(why, size, -errno, "the kernel does not take %s (%u:%u, offset %" PRIu64 ") as the "
                         "image's swap: %s", t->dev, t->maj, t->min, t->offset, strerror(errno));
         if (r < 0)
                 goto out;
@@ -225,11 +215,11 @@ int snapshot_hibernate(const char *root, const struct snapshot_target *t, char *
         if (mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
                 kmsg(kmsg_fd, "cannot lock memory (%s); going on\n", strerror(errno));
         if (ioctl(s.fd, SNAPSHOT_FREEZE) < 0) {
-                r = say(why, size, -errno, "the kernel could not freeze the system: %s", strerror(errno));
+                r = util_why(why, size, -errno, "the kernel could not freeze the system: %s", strerror(errno));
                 goto out;
         }
         if (ioctl(s.fd, SNAPSHOT_CREATE_IMAGE, &in_suspend) < 0) {
-                r = say(why, size, -errno, "the kernel could not take the snapshot: %s (see the kernel log)",
+                r = util_why(why, size, -errno, "the kernel could not take the snapshot: %s (see the kernel log)",
                         strerror(errno));
         } else if (!in_suspend) {
                 r = 1; /* here again, in the restored system */

@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,20 +345,6 @@ int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size)
 #define CMDLINE_D "/etc/cmdline.d"
 #define CMDLINE_D_MAX 64      /* files read from it */
 
-__attribute__((format(printf, 4, 5)))
-static void say(args_say_fn fn, void *userdata, int level, const char *fmt, ...)
-{
-        char msg[1024];
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        if (n >= 0 && fn)
-                fn(userdata, level, msg);
-}
-
 static int conf_file(const struct dirent *de)
 {
         size_t n = strlen(de->d_name);
@@ -371,7 +356,7 @@ static int conf_file(const struct dirent *de)
  * The arguments a host-only initramfs stores (dracut's /etc/cmdline.d/ *.conf, in name order), as
  * dracut's own getcmdline reads them: after thaw.conf, before /proc/cmdline.
  */
-static void load_cmdline_d(const char *root, struct thaw_args *out, args_say_fn fn, void *userdata)
+static void load_cmdline_d(const char *root, struct thaw_args *out, log_say_fn fn, void *userdata)
 {
         char dir[PATH_MAX], rel[PATH_MAX], text[ARGS_CMDLINE_MAX], bad[ARGS_TOKEN_MAX];
         struct dirent **names = NULL;
@@ -385,10 +370,10 @@ static void load_cmdline_d(const char *root, struct thaw_args *out, args_say_fn 
                     snprintf(rel, sizeof(rel), "%s/%s", CMDLINE_D, names[i]->d_name) < (int)sizeof(rel)) {
                         r = util_read_text_at(root, rel, text, sizeof(text));
                         if (r < 0)
-                                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): skipped", rel,
+                                log_sayf(fn, userdata, LOG_WARNING, "cannot read %s (%s): skipped", rel,
                                     strerror(-r));
                         else if ((r = args_parse_cmdline(text, out, bad, sizeof(bad))) > 0)
-                                say(fn, userdata, LOG_WARNING, "ignoring %d bad argument(s) in %s, the "
+                                log_sayf(fn, userdata, LOG_WARNING, "ignoring %d bad argument(s) in %s, the "
                                     "first: \"%s\"", r, rel, bad);
                 }
                 free(names[i]);
@@ -397,7 +382,7 @@ static void load_cmdline_d(const char *root, struct thaw_args *out, args_say_fn 
 }
 
 /* thaw.conf into out: 0, or -errno if it cannot be read (said here only with ARGS_LOAD_CONF_ONLY). */
-static int load_conf(const char *root, unsigned flags, struct thaw_args *out, args_say_fn fn, void *userdata)
+static int load_conf(const char *root, unsigned flags, struct thaw_args *out, log_say_fn fn, void *userdata)
 {
         char text[ARGS_CONF_MAX], bad[ARGS_TOKEN_MAX];
         /* thaw config names the root it was given (dracut's sysroot); the boot and the commands do not. */
@@ -406,17 +391,17 @@ static int load_conf(const char *root, unsigned flags, struct thaw_args *out, ar
 
         if (r < 0) {
                 if (flags & ARGS_LOAD_CONF_ONLY)
-                        say(fn, userdata, LOG_ERR, "cannot read %s%s (%s)", root, ARGS_CONF_PATH, strerror(-r));
+                        log_sayf(fn, userdata, LOG_ERR, "cannot read %s%s (%s)", root, ARGS_CONF_PATH, strerror(-r));
                 return r;
         }
         r = args_parse_conf(text, out, bad, sizeof(bad));
         if (r > 0)
-                say(fn, userdata, LOG_WARNING, "ignoring %d bad line(s) in %s%s, the first: \"%s\"", r, shown,
+                log_sayf(fn, userdata, LOG_WARNING, "ignoring %d bad line(s) in %s%s, the first: \"%s\"", r, shown,
                     ARGS_CONF_PATH, bad);
         return 0;
 }
 
-int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw_args *out, args_say_fn fn,
+int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw_args *out, log_say_fn fn,
               void *userdata)
 {
         char text[ARGS_CMDLINE_MAX], bad[ARGS_TOKEN_MAX];
@@ -427,13 +412,13 @@ int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw
         if (flags & ARGS_LOAD_CONF_ONLY)
                 return r;
         if (r < 0 && r != -ENOENT)
-                say(fn, userdata, LOG_WARNING, "cannot read %s (%s): using the kernel command line only",
+                log_sayf(fn, userdata, LOG_WARNING, "cannot read %s (%s): using the kernel command line only",
                     ARGS_CONF_PATH, strerror(-r));
         if (!cmdline) {
                 load_cmdline_d(root, out, fn, userdata);
                 r = util_read_text_at(root, "/proc/cmdline", text, ARGS_CMDLINE_MAX);
                 if (r < 0) {
-                        say(fn, userdata, LOG_WARNING, "cannot read /proc/cmdline (%s): using %s only",
+                        log_sayf(fn, userdata, LOG_WARNING, "cannot read /proc/cmdline (%s): using %s only",
                             strerror(-r), ARGS_CONF_PATH);
                         return 0;
                 }
@@ -441,7 +426,7 @@ int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw
         }
         r = args_parse_cmdline(cmdline, out, bad, sizeof(bad));
         if (r > 0)
-                say(fn, userdata, LOG_WARNING, "ignoring %d bad kernel argument(s), the first: \"%s\"", r,
+                log_sayf(fn, userdata, LOG_WARNING, "ignoring %d bad kernel argument(s), the first: \"%s\"", r,
                     bad);
         return 0;
 }

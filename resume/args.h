@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/log.h"
 #include "image/format.h"
 #include "keysrc.h"
 
@@ -70,8 +71,6 @@ int args_name_valid(const char *name);
  */
 int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size);
 
-/* Receives each message of args_load(), without the "thaw: " prefix; level is a syslog level. */
-typedef void (*args_say_fn)(void *userdata, int level, const char *msg);
 
 /* args_load(): ROOT/etc/thaw/thaw.conf alone, as dracut's host-only image stores it (thaw config). */
 #define ARGS_LOAD_CONF_ONLY 1u
@@ -80,9 +79,9 @@ typedef void (*args_say_fn)(void *userdata, int level, const char *msg);
  * thaw's settings, the one place thaw.conf is read. By default (every command, the boot): settings
  * from ROOT/etc/thaw/thaw.conf, then the kernel command line (cmdline, or if NULL: the arguments a
  * host-only initramfs stores in ROOT/etc/cmdline.d/ *.conf, then ROOT/proc/cmdline), the later
- * winning; unreadable or bad input is reported through say (may be NULL) and skipped, the boot must
+ * winning; unreadable or bad input is reported through say (log.h; may be NULL) and skipped, the boot must
  * go on: returns 0. With ARGS_LOAD_CONF_ONLY: thaw.conf alone, messages naming ROOT; a thaw.conf
  * that cannot be read (missing included) is said at LOG_ERR and returned as a negative errno.
  */
-int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw_args *out, args_say_fn say,
+int args_load(const char *root, const char *cmdline, unsigned flags, struct thaw_args *out, log_say_fn say,
               void *userdata);

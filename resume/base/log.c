@@ -63,3 +63,16 @@ void log_say(void *userdata, int level, const char *msg)
         (void)userdata;
         log_msg(level, "%s", msg);
 }
+
+void log_sayf(log_say_fn fn, void *userdata, int level, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+        int n;
+
+        va_start(ap, fmt);
+        n = vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        if (n >= 0 && fn)
+                fn(userdata, level, msg);
+}

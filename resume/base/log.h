@@ -10,5 +10,12 @@
 void log_setup(const char *root, bool to_stderr);
 void log_close(void);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* log_msg() as a message callback (args_say_fn, resume_say_fn…); userdata is unused. */
+
+/*
+ * The library's messages go to a callback of the program's, without the "thaw: " prefix; level is
+ * a syslog level. log_say() is the one that logs them (userdata unused); log_sayf() formats one
+ * for fn (nothing if fn is NULL).
+ */
+typedef void (*log_say_fn)(void *userdata, int level, const char *msg);
 void log_say(void *userdata, int level, const char *msg);
+void log_sayf(log_say_fn fn, void *userdata, int level, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -5,7 +5,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,19 +109,6 @@ const struct resume_ops resume_default_ops = {
         .tpm_counter_increment = boot_counter_increment,
         .tpm_lock = tpm2_lock_boot,
 };
-
-void resume_say(const struct resume_ctx *c, int level, const char *fmt, ...)
-{
-        char msg[1024];
-        va_list ap;
-        int n;
-
-        va_start(ap, fmt);
-        n = vsnprintf(msg, sizeof(msg), fmt, ap);
-        va_end(ap);
-        if (n >= 0 && c->say)
-                c->say(c->userdata, level, msg);
-}
 
 #define SAY resume_say
 

@@ -83,7 +83,7 @@ struct resume_ops {
 extern const struct resume_ops resume_default_ops; /* libcryptsetup, key sources, /sys/power */
 
 /* Receives each message, without the "thaw: " prefix; level is a syslog level. */
-typedef args_say_fn resume_say_fn;
+typedef log_say_fn resume_say_fn;
 
 struct resume_ctx {
         const char *root;              /* "" on a real system */
@@ -95,7 +95,7 @@ struct resume_ctx {
 };
 
 /* A message through c->say (nothing if NULL), for the files of boot/. */
-void resume_say(const struct resume_ctx *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#define resume_say(c, level, ...) log_sayf((c)->say, (c)->userdata, level, __VA_ARGS__)
 
 /*
  * Run the resume decisions. Returns only if no image was restored, after writing what happened to

@@ -10,18 +10,7 @@
 #include "systemd_tpm2_token.h"
 #include "tpm2.h"
 #include "tpm2_token.h"
-
-__attribute__((format(printf, 2, 3)))
-static void detail(const struct keysrc_ctx *ctx, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!ctx->detail || ctx->detail_size == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(ctx->detail, ctx->detail_size, fmt, ap);
-        va_end(ap);
-}
+#include "base/util.h"
 
 static int sd_check(const char *arg)
 {
@@ -57,14 +46,16 @@ static void unseal_detail(const struct keysrc_ctx *ctx, int id, const struct sys
 
         tpm2_pcrs_format(t->pcrs, pcrs, sizeof(pcrs));
         if (r == -EKEYREJECTED)
-                detail(ctx, "PCR mismatch: PCRs %s (%s) differ from the enrollment in systemd-tpm2 token %d",
-                       pcrs, t->bank, id);
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "PCR mismatch: PCRs %s (%s) differ from the enrollment in systemd-tpm2 token %d",
+                        pcrs, t->bank, id);
         else if (r == -EXDEV)
-                detail(ctx, "systemd-tpm2 token %d was sealed by another TPM: its key does not load on this "
-                       "one (a different or fresh TPM)", id);
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "systemd-tpm2 token %d was sealed by another TPM: its key does not load on this "
+                        "one (a different or fresh TPM)", id);
         else
-                detail(ctx, "TPM error on systemd-tpm2 token %d: %s", id,
-                       r == -EIO ? tpm2_error(tpm) : strerror(-r));
+                util_why(ctx->detail, ctx->detail_size, 0, "TPM error on systemd-tpm2 token %d: %s", id,
+                         r == -EIO ? tpm2_error(tpm) : strerror(-r));
 }
 
 static int rank(int r)
@@ -93,8 +84,8 @@ static int try_token(struct tpm2 **tpm, const struct luks_token_info *ti, const 
 
         r = systemd_tpm2_token_parse(ti->json, &t, why, sizeof(why));
         if (r < 0) {
-                detail(ctx, "systemd-tpm2 token %d %s: %s", ti->id,
-                       r == -EOPNOTSUPP ? "is not supported" : "is malformed", why);
+                util_why(ctx->detail, ctx->detail_size, 0, "systemd-tpm2 token %d %s: %s", ti->id,
+                         r == -EOPNOTSUPP ? "is not supported" : "is malformed", why);
                 return r;
         }
         if (!*tpm) {
@@ -142,9 +133,9 @@ static int sd_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret
                 return 0;
         }
         if (best == -ENOKEY)
-                detail(ctx, "no systemd-tpm2 token on the device");
+                util_why(ctx->detail, ctx->detail_size, 0, "no systemd-tpm2 token on the device");
         else if (saved[0])
-                detail(ctx, "%s", saved);
+                util_why(ctx->detail, ctx->detail_size, 0, "%s", saved);
         return best;
 }
 
@@ -155,7 +146,8 @@ static int sd_enroll(const char *arg, const struct keysrc_ctx *ctx, struct secre
         (void)arg;
         (void)key;
         (void)token;
-        detail(ctx, "systemd-cryptenroll --tpm2-device= enrolls it; thaw only unseals it at boot");
+        util_why(ctx->detail, ctx->detail_size, 0,
+                "systemd-cryptenroll --tpm2-device= enrolls it; thaw only unseals it at boot");
         return -EOPNOTSUPP;
 }
 

@@ -12,6 +12,7 @@
 #include "luks.h"
 #include "tpm2.h"
 #include "tpm2_token.h"
+#include "base/util.h"
 
 #define TPM2_POLL_MS 100
 #define TPM2_GRACE_MS 1000 /* a driver that is there has made its device by then */
@@ -26,18 +27,6 @@ int tpm2_use_tcti(const char *tcti)
                 return -EINVAL;
         snprintf(tcti_override, sizeof(tcti_override), "%s", tcti);
         return 0;
-}
-
-__attribute__((format(printf, 2, 3)))
-static void detail(const struct keysrc_ctx *ctx, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (!ctx->detail || ctx->detail_size == 0)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(ctx->detail, ctx->detail_size, fmt, ap);
-        va_end(ap);
 }
 
 static int tpm2_check(const char *arg)
@@ -102,11 +91,12 @@ int tpm2_open_boot(const struct keysrc_ctx *ctx, struct tpm2 **out)
         if (r == 0)
                 tpm2_set_deadline(*out, ctx->deadline_ms);
         if (r == -ENODEV && driver_seen)
-                detail(ctx, "no TPM2 device (/dev/tpmrm0): the TPM driver found none");
+                util_why(ctx->detail, ctx->detail_size, 0, "no TPM2 device (/dev/tpmrm0): the TPM driver found none");
         else if (r == -ENODEV)
-                detail(ctx, "no TPM2 device (/dev/tpmrm0) appeared within the timeout");
+                util_why(ctx->detail, ctx->detail_size, 0, "no TPM2 device (/dev/tpmrm0) appeared within the timeout");
         else if (r == -ENOPKG)
-                detail(ctx, "the TPM2 TCTI library (libtss2-tcti-device.so.0) is not installed");
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "the TPM2 TCTI library (libtss2-tcti-device.so.0) is not installed");
         return r;
 }
 
@@ -118,19 +108,24 @@ static void unseal_detail(const struct keysrc_ctx *ctx, int id, const struct tpm
 
         tpm2_pcrs_format(t->pcrs, pcrs, sizeof(pcrs));
         if (r == -EKEYREJECTED)
-                detail(ctx, "PCR mismatch: PCRs %s (%s) differ from the enrollment in token %d (another boot "
-                       "chain, or lock PCR %u moved: the key was unsealed already in this boot)",
-                       pcrs, tpm2_bank_name(t->bank), id, t->lock);
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "PCR mismatch: PCRs %s (%s) differ from the enrollment in token %d (another boot "
+                        "chain, or lock PCR %u moved: the key was unsealed already in this boot)",
+                        pcrs, tpm2_bank_name(t->bank), id, t->lock);
         else if (r == -EXDEV && t->primary.len && strncmp(tpm2_error(tpm), "the storage primary", 19) == 0)
-                detail(ctx, "token %d was sealed by another TPM: this TPM's storage primary key is not the "
-                       "enrollment's (a different or fresh TPM, or something answering in its place)", id);
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "token %d was sealed by another TPM: this TPM's storage primary key is not the "
+                        "enrollment's (a different or fresh TPM, or something answering in its place)", id);
         else if (r == -EXDEV)
-                detail(ctx, "token %d was sealed by another TPM: its key does not load on this one (a "
-                       "different or fresh TPM)", id);
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "token %d was sealed by another TPM: its key does not load on this one (a "
+                        "different or fresh TPM)", id);
         else if (r == -ETIMEDOUT)
-                detail(ctx, "the TPM stopped answering on token %d (%s)", id, tpm2_error(tpm));
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "the TPM stopped answering on token %d (%s)", id, tpm2_error(tpm));
         else
-                detail(ctx, "TPM error on token %d: %s", id, r == -EIO ? tpm2_error(tpm) : strerror(-r));
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "TPM error on token %d: %s", id, r == -EIO ? tpm2_error(tpm) : strerror(-r));
 }
 
 /* Which failure to report when no token gave a key: the most telling one. */
@@ -160,18 +155,20 @@ static int try_token(struct tpm2 *tpm, const struct tpm2_opts *want, const struc
 
         r = tpm2_token_parse(ti->json, &t, why, sizeof(why));
         if (r < 0) {
-                detail(ctx, "thaw-tpm2 token %d is malformed (%s)", ti->id, why);
+                util_why(ctx->detail, ctx->detail_size, 0, "thaw-tpm2 token %d is malformed (%s)", ti->id, why);
                 return r;
         }
         if (t.lock != want->lock) {
-                detail(ctx, "thaw-tpm2 token %d was sealed with lock PCR %u, but this boot locks PCR %u "
-                       "(lock=): not unsealing a key that would stay unsealable", ti->id, t.lock, want->lock);
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "thaw-tpm2 token %d was sealed with lock PCR %u, but this boot locks PCR %u "
+                        "(lock=): not unsealing a key that would stay unsealable", ti->id, t.lock, want->lock);
                 return -EINVAL;
         }
         if (t.bank != want->bank || (t.pcrs & want->pcrs) != want->pcrs) {
                 tpm2_pcrs_format(want->pcrs, pcrs, sizeof(pcrs));
-                detail(ctx, "thaw-tpm2 token %d is not sealed to PCRs %s of bank %s, as the source asks",
-                       ti->id, pcrs, tpm2_bank_name(want->bank));
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "thaw-tpm2 token %d is not sealed to PCRs %s of bank %s, as the source asks",
+                        ti->id, pcrs, tpm2_bank_name(want->bank));
                 return -EINVAL;
         }
         r = tpm2_unseal(tpm, t.bank, t.pcrs, t.blob, t.blob_len, &t.primary, out);
@@ -191,7 +188,8 @@ static int tpm2_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secr
         if (tpm2_opts_parse(arg, &want) < 0)
                 return -EINVAL;
         if (!ctx->tokens) {
-                detail(ctx, "no thaw-tpm2 token on the device (its header was not read)");
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "no thaw-tpm2 token on the device (its header was not read)");
                 return -ENOKEY;
         }
         for (size_t i = 0; i < ctx->tokens->n && !key; i++) {
@@ -213,16 +211,17 @@ static int tpm2_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secr
         if (!key) {
                 tpm2_close(tpm);
                 if (best == -ENOKEY)
-                        detail(ctx, "no thaw-tpm2 token on the device");
+                        util_why(ctx->detail, ctx->detail_size, 0, "no thaw-tpm2 token on the device");
                 else if (saved[0])
-                        detail(ctx, "%s", saved);
+                        util_why(ctx->detail, ctx->detail_size, 0, "%s", saved);
                 return best;
         }
         /* Lock after use, before the key is used: if the PCR cannot be moved, the key is not used. */
         r = tpm2_pcr_extend(tpm, want.lock, LOCK_EVENT);
         if (r < 0) {
-                detail(ctx, "cannot extend lock PCR %u after unsealing (%s): key not used", want.lock,
-                       tpm2_error(tpm));
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "cannot extend lock PCR %u after unsealing (%s): key not used", want.lock,
+                        tpm2_error(tpm));
                 secret_free(key);
                 tpm2_close(tpm);
                 return r;
@@ -270,13 +269,14 @@ static int tpm2_enroll(const char *arg, const struct keysrc_ctx *ctx, struct sec
                 return r;
         r = enroll_policy(tpm, &t.opts, t.policy);
         if (r == -EOPNOTSUPP)
-                detail(ctx, "the TPM does not keep the %s PCR bank", tpm2_bank_name(t.bank));
+                util_why(ctx->detail, ctx->detail_size, 0,
+                        "the TPM does not keep the %s PCR bank", tpm2_bank_name(t.bank));
         if (r == 0)
                 r = secret_random(TPM2_KEY_SIZE, &k);
         if (r == 0)
                 r = tpm2_seal(tpm, t.policy, k, t.blob, sizeof(t.blob), &t.blob_len, &t.primary);
         if (r == -EIO || r == -ETIMEDOUT)
-                detail(ctx, "%s", tpm2_error(tpm));
+                util_why(ctx->detail, ctx->detail_size, 0, "%s", tpm2_error(tpm));
         if (r == 0)
                 r = tpm2_token_fields(&t, token);
         tpm2_close(tpm);

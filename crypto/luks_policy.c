@@ -155,7 +155,7 @@ static int check_segment(struct json_object *segs, enum luks_profile prof, bool 
                     strcmp(je, "none") != 0 || !ji || strcmp(ji, "none") != 0)
                         return util_why(why, size, -LUKS_EPOLICY,
                                 "segment 0 integrity is %s, not hmac(sha256) without journal "
-                                      "encryption or integrity" NOT_OURS, t ? shown(t, b, sizeof(b)) : "malformed");
+                                "encryption or integrity" NOT_OURS, t ? shown(t, b, sizeof(b)) : "malformed");
         }
         return 0;
 }
@@ -220,8 +220,8 @@ static int check_digest(struct json_object *digs, enum luks_profile prof, char *
         if (iter < 1 || iter > max)
                 return util_why(why, size, -LUKS_EPOLICY,
                         "digest 0 asks for %s PBKDF2 iterations (at most %" PRId64 ")" NOT_OURS,
-                              member(d, "iterations") ? shown(json_object_get_string(member(d, "iterations")), b,
-                                                             sizeof(b)) : "no", max);
+                        member(d, "iterations") ? shown(json_object_get_string(member(d, "iterations")), b,
+                                                        sizeof(b)) : "no", max);
         if (!is_list_of(member(d, "segments"), "0"))
                 return util_why(why, size, -LUKS_EPOLICY, "digest 0 is not bound to segment 0 alone" NOT_OURS);
         if (!str_of(d, "salt") || !str_of(d, "digest"))
@@ -284,7 +284,7 @@ static int check_keyslot(struct json_object *k, int slot, enum luks_profile prof
         v = str_of(area, "encryption");
         if (!v || strcmp(v, "aes-xts-plain64") != 0)
                 return util_why(why, size, -LUKS_EPOLICY, "keyslot %d area encryption is %s" NOT_OURS, slot,
-                              v ? shown(v, b, sizeof(b)) : "missing");
+                                v ? shown(v, b, sizeof(b)) : "missing");
         v = str_of(area, "type");
         if (!v || strcmp(v, "raw") != 0 || int_of(area, "key_size") != 64 || !str_of(area, "offset") ||
             !str_of(area, "size"))
@@ -293,7 +293,7 @@ static int check_keyslot(struct json_object *k, int slot, enum luks_profile prof
         if (int_of(k, "key_size") != want)
                 return util_why(why, size, -LUKS_EPOLICY,
                         "keyslot %d holds a %" PRId64 "-byte volume key (%" PRId64 " for this "
-                              "segment)" NOT_OURS, slot, int_of(k, "key_size"), want);
+                        "segment)" NOT_OURS, slot, int_of(k, "key_size"), want);
         v = str_of(af, "type");
         if (!v || strcmp(v, "luks1") != 0 || int_of(af, "stripes") != 4000 || !hash_ok(str_of(af, "hash")))
                 return util_why(why, size, -LUKS_EPOLICY, "keyslot %d af is not luks1 with 4000 stripes" NOT_OURS,
@@ -305,7 +305,7 @@ static int check_keyslot(struct json_object *k, int slot, enum luks_profile prof
         if (r == 0 && prof != LUKS_PROFILE_FOREIGN)
                 return util_why(why, size, -LUKS_EPOLICY, "keyslot %d kdf %s costs more than thaw allows" NOT_OURS,
                         slot,
-                              shown(str_of(member(k, "kdf"), "type"), b, sizeof(b)));
+                        shown(str_of(member(k, "kdf"), "type"), b, sizeof(b)));
         return 0;
 }
 
@@ -485,7 +485,7 @@ int luks_policy_check_json(const char *json, const char *uuid, const struct luks
         if (r == 0 && p->pin && *p->pin && strcmp(p->pin, mine) != 0)
                 r = util_why(why, size, -LUKS_EPOLICY,
                         "header fingerprint %.23s differs from the pinned %.23s (rd.thaw.header=): "
-                           "not the header thaw set up", mine, p->pin);
+                        "not the header thaw set up", mine, p->pin);
         json_object_put(h);
         return r;
 }

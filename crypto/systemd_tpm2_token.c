@@ -70,7 +70,7 @@ static int policy_hash(const char *s, uint8_t out[SYSTEMD_TPM2_POLICY_SIZE], cha
 {
         if (strlen(s) != 2 * SYSTEMD_TPM2_POLICY_SIZE)
                 return util_why(why, size, -EINVAL, "\"tpm2-policy-hash\" is not %d hex digits",
-                              2 * SYSTEMD_TPM2_POLICY_SIZE);
+                                2 * SYSTEMD_TPM2_POLICY_SIZE);
         for (size_t i = 0; i < SYSTEMD_TPM2_POLICY_SIZE; i++) {
                 int hi = hex_value(s[2 * i]), lo = hex_value(s[2 * i + 1]);
 

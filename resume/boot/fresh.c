@@ -108,21 +108,21 @@ static enum fresh_verdict check_fs(const struct ticket *t, fresh_fs_read_fn fs_r
                  */
                 if (r == -ENOTUNIQ)
                         return util_why(why, size, FRESH_STALE, "image of %s: %s %s is on %s and on another device "
-                                       "that differs (%s): thaw cannot tell which one the image had mounted, and "
-                                       "resuming over the changed one would corrupt it", made, rec->type, rec->uuid,
-                                       dev, what);
+                                        "that differs (%s): thaw cannot tell which one the image had mounted, and "
+                                        "resuming over the changed one would corrupt it", made, rec->type, rec->uuid,
+                                        dev, what);
                 /*
                  * Security: found but unreadable (a broken superblock or journal: damage, or an edit
                  * meant to turn "changed" into "not checked"): refused, not skipped.
                  */
                 if (r < 0)
                         return util_why(why, size, FRESH_STALE, "image of %s: the markers of %s %s on %s cannot be "
-                                       "read (%s), so thaw cannot tell whether it changed since", made, rec->type,
-                                       rec->uuid, dev[0] ? dev : "its device", what[0] ? what : strerror(-r));
+                                        "read (%s), so thaw cannot tell whether it changed since", made, rec->type,
+                                        rec->uuid, dev[0] ? dev : "its device", what[0] ? what : strerror(-r));
                 if (fsmark_compare(rec, &now, level, what, sizeof(what)) != 0)
                         return util_why(why, size, FRESH_STALE, "image of %s is older than its file systems: "
-                                       "%s %s on %s changed since it was made (%s): resuming it would corrupt "
-                                       "it", made, rec->type, rec->uuid, dev, what);
+                                        "%s %s on %s changed since it was made (%s): resuming it would corrupt "
+                                        "it", made, rec->type, rec->uuid, dev, what);
                 checked++;
         }
         snprintf(note, nsize, "%zu file system(s) as the image left them (%s)%s%s", checked,
@@ -140,28 +140,28 @@ enum fresh_verdict fresh_judge(int read, const char *read_why, const struct tick
         note[0] = '\0';
         if (read == -ENOENT)
                 return util_why(why, size, FRESH_NO_TICKET, "the image has no thaw ticket (written without thaw "
-                               "hibernate, or by an older thaw): thaw cannot tell whether a boot went on without it, "
-                               "and never resumes it");
+                                "hibernate, or by an older thaw): thaw cannot tell whether a boot went on without it, "
+                                "and never resumes it");
         if (read == -EINVAL)
                 return util_why(why, size, FRESH_STALE, "its ticket is malformed (%s)", read_why ? read_why : "");
         if (read < 0)
                 return util_why(why, size, FRESH_STALE, "its ticket cannot be read (%s)", strerror(-read));
         if (!key)
                 return util_why(why, size, FRESH_STALE, "its ticket cannot be checked: no ticket key of this "
-                               "volume in the keyring (%s)", strerror(key_error < 0 ? -key_error : ENOKEY));
+                                "volume in the keyring (%s)", strerror(key_error < 0 ? -key_error : ENOKEY));
         /* Security: before any field of it is believed. */
         if (ticket_verify(t, key) != 0)
                 return util_why(why, size, FRESH_STALE, "its ticket does not verify (edited, or not made with "
-                               "this volume's key)");
+                                "this volume's key)");
         fresh_time(t->time, made, sizeof(made));
         fresh_time(t->state_time, when, sizeof(when));
         if (t->state == TICKET_CONSUMED)
                 return util_why(why, size, FRESH_STALE, "image of %s was already resumed once, at %s: resuming "
-                               "it again would corrupt file systems", made, when);
+                                "it again would corrupt file systems", made, when);
         if (t->state == TICKET_SUPERSEDED)
                 return util_why(why, size, FRESH_STALE, "image of %s was superseded by the boot of %s (%s): "
-                               "resuming it would corrupt file systems it had mounted", made, when,
-                               t->state_why[0] ? t->state_why : "no reason recorded");
+                                "resuming it would corrupt file systems it had mounted", made, when,
+                                t->state_why[0] ? t->state_why : "no reason recorded");
         return check_fs(t, fs_read, made, why, size, note, nsize);
 }
 
@@ -183,17 +183,17 @@ enum fresh_verdict fresh_judge_counter(const struct ticket *t, int read, const c
         fresh_time(t->time, made, sizeof(made));
         if (read < 0)
                 return util_why(why, size, FRESH_UNPROVEN, "image of %s cannot be checked against the TPM2 counter "
-                               "its ticket names (value %" PRIu64 "): %s", made, t->tpm_counter,
-                               read_why && *read_why ? read_why : strerror(-read));
+                                "its ticket names (value %" PRIu64 "): %s", made, t->tpm_counter,
+                                read_why && *read_why ? read_why : strerror(-read));
         if (now > t->tpm_counter)
                 return util_why(why, size, FRESH_STALE, "image of %s is %" PRIu64 " hibernations old: the TPM2 "
-                               "counter is at %" PRIu64 ", its ticket says %" PRIu64 " (an older copy of the swap "
-                               "device put back): resuming it would corrupt file systems", made,
-                               now - t->tpm_counter, now, t->tpm_counter);
+                                "counter is at %" PRIu64 ", its ticket says %" PRIu64 " (an older copy of the swap "
+                                "device put back): resuming it would corrupt file systems", made,
+                                now - t->tpm_counter, now, t->tpm_counter);
         if (now < t->tpm_counter)
                 return util_why(why, size, FRESH_UNPROVEN, "the TPM2 counter (%" PRIu64 ") is behind the ticket of "
-                               "the image of %s (%" PRIu64 "): another TPM, or its state was rolled back", now,
-                               made, t->tpm_counter);
+                                "the image of %s (%" PRIu64 "): another TPM, or its state was rolled back", now,
+                                made, t->tpm_counter);
         snprintf(note, nsize, "TPM2 counter %" PRIu64 " as its ticket says", now);
         return FRESH_YES;
 }

@@ -263,7 +263,7 @@ int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_l
         if (strcmp(a->type, "btrfs") == 0) {
                 if (level == FSMARK_ALL && a->generation != b->generation)
                         return util_why(why, size, 1, "generation %" PRIu64 ", recorded %" PRIu64, b->generation,
-                                      a->generation);
+                                        a->generation);
                 return 0;
         }
         if (a->mnt_count != b->mnt_count)
@@ -276,13 +276,13 @@ int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_l
                 return util_why(why, size, 1, "last write time %" PRIu32 ", recorded %" PRIu32, b->wtime, a->wtime);
         if (a->kbytes_written != b->kbytes_written)
                 return util_why(why, size, 1, "kbytes written %" PRIu64 ", recorded %" PRIu64, b->kbytes_written,
-                              a->kbytes_written);
+                                a->kbytes_written);
         if (a->has_journal != b->has_journal)
                 return util_why(why, size, 1, "journal %s, recorded %s", b->has_journal ? "read" : "none",
-                              a->has_journal ? "read" : "none");
+                                a->has_journal ? "read" : "none");
         if (a->has_journal && a->journal_seq != b->journal_seq)
                 return util_why(why, size, 1, "journal commit sequence %" PRIu32 ", recorded %" PRIu32, b->journal_seq,
-                              a->journal_seq);
+                                a->journal_seq);
         return 0;
 }
 

@@ -32,7 +32,7 @@ static int trial_read(struct hibticket *h, char *why, size_t size)
                         r = fsmark_read(path, &m, what, sizeof(what));
                 if (r < 0)
                         return util_why(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
-                                    h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
+                                        h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
                 if (!m.known && used < sizeof(h->unknown))
                         used += (size_t)snprintf(h->unknown + used, sizeof(h->unknown) - used, "%s%s on %s",
                                                  used ? ", " : "", m.type, h->mounts.m[i].dir);
@@ -49,15 +49,15 @@ int hibticket_prepare(const char *root, const char *name, struct hibticket *h, c
         r = luks_active_device(name, h->dev, sizeof(h->dev));
         if (r < 0)
                 return util_why(why, size, r, "cannot tell which LUKS2 device /dev/mapper/%s was opened from (%s)",
-                            name, strerror(-r));
+                                name, strerror(-r));
         r = luks_uuid(h->dev, h->uuid, sizeof(h->uuid));
         if (r < 0)
                 return util_why(why, size, r, "cannot read the LUKS2 UUID of %s (%s)", h->dev, strerror(-r));
         r = ticket_key_load(h->uuid, &h->key);
         if (r < 0)
                 return util_why(why, size, r, "no ticket key of %s in root's keyring (%s): it is put there when thaw "
-                            "resume unlocks the device at boot, or thaw setup formats it; boot through thaw's "
-                            "initramfs once", h->dev, strerror(-r));
+                                "resume unlocks the device at boot, or thaw setup formats it; boot through thaw's "
+                                "initramfs once", h->dev, strerror(-r));
         r = fsmark_mounts(h->root, &h->mounts);
         if (r < 0)
                 return util_why(why, size, r, "cannot list the mounted file systems (%s)", strerror(-r));
@@ -137,7 +137,7 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibt
                  */
                 if (r < 0)
                         return util_why(why, size, r, "cannot read the markers of %s, mounted on %s (%s)",
-                                    h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
+                                        h->mounts.m[i].dev, h->mounts.m[i].dir, what[0] ? what : strerror(-r));
                 if (!m->known && used < sizeof(h->unknown))
                         used += (size_t)snprintf(h->unknown + used, sizeof(h->unknown) - used, "%s%s on %s",
                                                  used ? ", " : "", m->type, h->mounts.m[i].dir);
@@ -151,7 +151,7 @@ int hibticket_write(struct hibticket *h, enum ticket_writer w, const struct hibt
         r = ticket_write(h->dev, t);
         if (r < 0)
                 return util_why(why, size, r, "cannot write the ticket to the LUKS2 header of %s (%s)", h->dev,
-                            strerror(-r));
+                                strerror(-r));
         return 0;
 }
 

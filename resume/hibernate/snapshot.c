@@ -129,7 +129,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
                 r = t->seal(t->seal_ctx, t->mac ? mac : NULL, &res, seal_why, sizeof(seal_why));
                 if (r < 0)
                         return util_why(why, size, r, "the image was written but its ticket was not (%s), so it "
-                                   "was not marked", seal_why[0] ? seal_why : strerror(-r));
+                                        "was not marked", seal_why[0] ? seal_why : strerror(-r));
         }
         r = imgwrite_header(dev, t->offset, &res, t->hw_sig, t->hw_sig_value, &tried);
         if (r < 0) {
@@ -137,8 +137,8 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
                 if (tried && swsusp_unmark_fd(dev, t->offset) < 0)
                         stop(kmsg_fd, t);
                 return util_why(why, size, r, "cannot mark the swap header at page %" PRIu64 " of %s: %s%s",
-                           t->offset, t->dev, strerror(-r),
-                           r == -EINVAL ? " (it is not plain swap)" : "");
+                                t->offset, t->dev, strerror(-r),
+                                r == -EINVAL ? " (it is not plain swap)" : "");
         }
         kmsg(kmsg_fd, "wrote the image to %s: %" PRIu64 " pages in %" PRIu64 " blocks (%" PRIu64
              " MiB), CRC32 %08" PRIx32 ", in %.2f s (waiting for the disk %.2f s%s), flushed; powering off\n", t->dev,
@@ -150,7 +150,7 @@ static int write_and_power_off(struct snap *s, int dev, int kmsg_fd, const struc
         if (swsusp_unmark_fd(dev, t->offset) < 0)
                 stop(kmsg_fd, t);
         return util_why(why, size, r, "the image was written but %s failed (%s); it was unmarked again",
-                   t->reboot ? "reboot" : "power-off", strerror(-r));
+                        t->reboot ? "reboot" : "power-off", strerror(-r));
 }
 
 /* CAP_SYS_BOOT in the effective set: without it the image could be written but not powered off. */

@@ -112,43 +112,43 @@ const struct resume_ops resume_default_ops = {
 
 #define SAY resume_say
 
-/* resume_run() passes each message on and keeps what the state file needs. */
-struct capture {
-        resume_say_fn say;
-        void *userdata;
+/*
+ * What one run did, for the state file: filled in as run() goes (note_*(), and each message said:
+ * the last one is the outcome's line), completed and written by resume_run() alone.
+ */
+struct resume_result {
         struct state state;
         char dev[PATH_MAX];     /* the LUKS2 device once its header passed, "" before: its ticket may be written */
+        resume_say_fn say;      /* where the messages go on to: the caller's */
+        void *userdata;
 };
 
-static void capture_say(void *userdata, int level, const char *msg)
+/* The say of run()'s context: each message is passed on, and kept. */
+static void result_say(void *userdata, int level, const char *msg)
 {
-        struct capture *cap = userdata;
+        struct resume_result *res = userdata;
 
-        snprintf(cap->state.message, sizeof(cap->state.message), "%s", msg);
-        if (cap->say)
-                cap->say(cap->userdata, level, msg);
+        snprintf(res->state.message, sizeof(res->state.message), "%s", msg);
+        if (res->say)
+                res->say(res->userdata, level, msg);
 }
 
-/* Only for contexts resume_run() made: their userdata is its capture. */
 static void note_reason(const struct resume_ctx *c, const char *reason)
 {
-        struct capture *cap = c->userdata;
-
-        snprintf(cap->state.reason, sizeof(cap->state.reason), "%s", reason);
+        if (c->result)
+                snprintf(c->result->state.reason, sizeof(c->result->state.reason), "%s", reason);
 }
 
 static void note_header_ok(const struct resume_ctx *c, const char *dev)
 {
-        struct capture *cap = c->userdata;
-
-        snprintf(cap->dev, sizeof(cap->dev), "%s", dev);
+        if (c->result)
+                snprintf(c->result->dev, sizeof(c->result->dev), "%s", dev);
 }
 
 static void note_device(const struct resume_ctx *c, const char *device)
 {
-        struct capture *cap = c->userdata;
-
-        snprintf(cap->state.device, sizeof(cap->state.device), "%s", device);
+        if (c->result)
+                snprintf(c->result->state.device, sizeof(c->result->state.device), "%s", device);
 }
 
 static int64_t max64(int64_t a, int64_t b)
@@ -877,22 +877,22 @@ const char *resume_outcome_name(enum resume_outcome o)
  * ticket is marked superseded (token metadata, no key needed) before the initramfs leaves. Only on
  * a header that passed the policy: a refused one is not written to.
  */
-static void supersede(const struct resume_ctx *c, struct capture *cap, enum resume_outcome o)
+static void supersede(const struct resume_ctx *c, struct resume_result *res, enum resume_outcome o)
 {
         char made[40], line[512];
         struct ticket t;
         bool gone = o == RESUME_NO_IMAGE || o == RESUME_STALE || o == RESUME_MISMATCH_DISCARDED;
         int r;
 
-        if (!*cap->dev || !c->ops->ticket_read || !c->ops->ticket_set_state || o == RESUME_POWEROFF)
+        if (!*res->dev || !c->ops->ticket_read || !c->ops->ticket_set_state || o == RESUME_POWEROFF)
                 return;
-        if (c->ops->ticket_read(cap->dev, &t, NULL, 0) < 0 || t.state != TICKET_FRESH)
+        if (c->ops->ticket_read(res->dev, &t, NULL, 0) < 0 || t.state != TICKET_FRESH)
                 return;
         fresh_time(t.time, made, sizeof(made));
-        r = c->ops->ticket_set_state(cap->dev, TICKET_SUPERSEDED, resume_outcome_name(o));
+        r = c->ops->ticket_set_state(res->dev, TICKET_SUPERSEDED, resume_outcome_name(o));
         if (r < 0) {
                 snprintf(line, sizeof(line), "cannot mark the ticket of the image of %s on %.200s superseded (%s): "
-                         "its file-system markers still keep it from being resumed", made, cap->dev, strerror(-r));
+                         "its file-system markers still keep it from being resumed", made, res->dev, strerror(-r));
                 resume_say(c, LOG_WARNING, "%s", line);
         } else if (gone) {
                 snprintf(line, sizeof(line), "ticket of the image of %s marked superseded (%s): no image of it "
@@ -903,21 +903,22 @@ static void supersede(const struct resume_ctx *c, struct capture *cap, enum resu
                          "(resuming it would corrupt file systems it had mounted)", made, resume_outcome_name(o));
                 resume_say(c, LOG_WARNING, "%s", line);
         }
-        snprintf(cap->state.ticket, sizeof(cap->state.ticket), "%s", line);
+        snprintf(res->state.ticket, sizeof(res->state.ticket), "%s", line);
 }
 
 enum resume_outcome resume_run(const struct resume_ctx *c)
 {
-        struct capture cap = { .say = c->say, .userdata = c->userdata };
+        struct resume_result res = { .say = c->say, .userdata = c->userdata };
         struct resume_lock lock = { .done = false, .keys = { .parsed = false } };
         struct resume_ctx outer = *c, inner;
         enum resume_outcome o;
         int r;
 
         outer.lock = &lock;
+        outer.result = &res;
         inner = outer;
-        inner.say = capture_say;
-        inner.userdata = &cap;
+        inner.say = result_say;
+        inner.userdata = &res;
         o = run(&inner);
         lock_tpm(&outer); /* every other path: its message is not the outcome's */
         unlock_keys_free(&outer, &lock.keys);
@@ -930,11 +931,11 @@ enum resume_outcome resume_run(const struct resume_ctx *c)
                         o = RESUME_MISMATCH_KEPT;
                 }
         }
-        supersede(&outer, &cap, o);
-        snprintf(cap.state.outcome, sizeof(cap.state.outcome), "%s", resume_outcome_name(o));
-        if (!*cap.state.device)
-                snprintf(cap.state.device, sizeof(cap.state.device), "%s", c->args->device);
-        r = state_write(c->root, &cap.state);
+        supersede(&outer, &res, o);
+        snprintf(res.state.outcome, sizeof(res.state.outcome), "%s", resume_outcome_name(o));
+        if (!*res.state.device)
+                snprintf(res.state.device, sizeof(res.state.device), "%s", c->args->device);
+        r = state_write(c->root, &res.state);
         if (r < 0)
                 resume_say(c, LOG_WARNING, "cannot write %s (%s): thaw status will not know "
                     "what happened at this boot", STATE_PATH, strerror(-r));

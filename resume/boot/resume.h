@@ -92,6 +92,7 @@ struct resume_ctx {
         resume_say_fn say;
         void *userdata;
         struct resume_lock *lock;      /* resume_run()'s own; NULL in callers' contexts */
+        struct resume_result *result;  /* resume_run()'s own, for the state file; NULL in callers' contexts */
 };
 
 /* A message through c->say (nothing if NULL), for the files of boot/. */

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 exec 2>&1
 tq_prepare
 tq_workdir demo
-echo "thaw demo: guest with ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs, QEMU TCG (software emulation, no KVM)"
+echo "thaw demo: guest with ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPU(s), QEMU TCG (software emulation, no KVM)"
 echo "thaw demo: boot 1: thaw setup on /dev/vdb, swap on, workload fills ${TQ_WORKLOAD_MIB} MiB, thaw hibernate"
 tq_sleep_boot_checked hibernate hibernate "$TQ_WORK/key"
 grep -E '\| (THAW-TEST: setup exit|rd\.thaw\.|thaw: hibernating)|PM: hibernation: Wrote|thaw: wrote the image|workload: ready' \

@@ -187,6 +187,22 @@ void util_rstrip(char *s)
                 s[--n] = '\0';
 }
 
+void util_unescape_octal(char *s)
+{
+        char *w = s;
+
+        for (char *r = s; *r; r++) {
+                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+                    r[3] >= '0' && r[3] <= '7') {
+                        *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+                        r += 3;
+                } else {
+                        *w++ = *r;
+                }
+        }
+        *w = '\0';
+}
+
 int util_parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
         uint64_t v = 0;

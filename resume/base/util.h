@@ -24,6 +24,10 @@ int util_exists(const char *path);
 /* Strip trailing whitespace in place. */
 void util_rstrip(char *s);
 /* Parse an unsigned decimal number, all of s, at most max. -EINVAL / -ERANGE. */
+/* Undoes in place the \ooo escapes with which /proc/self/mounts and /proc/swaps (seq_file) write
+ * space, tab, newline and backslash. */
+void util_unescape_octal(char *s);
+
 int util_parse_u64(const char *s, uint64_t max, uint64_t *out);
 /*
  * Why something failed, into why (nothing if why is NULL or size 0), and r back, for the library's

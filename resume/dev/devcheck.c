@@ -16,23 +16,6 @@
 
 #define TABLE_MAX (1u << 20)
 
-/* Undo the octal escapes (\040 for a space) of /proc/self/mounts and /proc/swaps, in place. */
-static void unescape(char *s)
-{
-        char *w = s;
-
-        for (char *r = s; *r; r++) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-                    r[3] >= '0' && r[3] <= '7') {
-                        *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-                        r += 3;
-                } else {
-                        *w++ = *r;
-                }
-        }
-        *w = '\0';
-}
-
 /* Same file (after symlinks), or the same block device through another node. */
 static int same_device(const char *a, const char *b)
 {
@@ -69,7 +52,7 @@ static int table_lists(const char *root, const char *rel, int field, const char 
                         tok = strtok_r(NULL, " \t", &save);
                 if (!tok || tok[0] != '/')
                         continue;
-                unescape(tok);
+                util_unescape_octal(tok);
                 found = same_device(tok, dev);
         }
         r = found;

@@ -286,23 +286,6 @@ int fsmark_compare(const struct fsmark *a, const struct fsmark *b, enum fsmark_l
         return 0;
 }
 
-/* Undo the octal escapes (\040 for a space) of /proc/self/mounts, in place. */
-static void unescape(char *s)
-{
-        char *w = s;
-
-        for (char *r = s; *r; r++) {
-                if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-                    r[3] >= '0' && r[3] <= '7') {
-                        *w++ = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-                        r += 3;
-                } else {
-                        *w++ = *r;
-                }
-        }
-        *w = '\0';
-}
-
 static bool has_option(const char *opts, const char *opt)
 {
         size_t n = strlen(opt);
@@ -331,8 +314,8 @@ static int add_mount(const char *root, char *line, struct fsmark_list *l)
         /* Pseudo and network file systems have no /dev source; "ro" mounts cannot write it. */
         if (!opts || dev[0] != '/' || has_option(opts, "ro"))
                 return 0;
-        unescape(dev);
-        unescape(dir);
+        util_unescape_octal(dev);
+        util_unescape_octal(dir);
         if (util_path(path, sizeof(path), root, dev) < 0 || stat(path, &st) < 0 || !S_ISBLK(st.st_mode))
                 return 0;
         for (size_t i = 0; i < l->n; i++)

@@ -176,23 +176,6 @@ int swapfile_layout(const char *path, struct swapfile_layout *out)
         return r;
 }
 
-/* /proc/swaps escapes space, tab, newline and backslash as \ooo (seq_file); undo it in place. */
-static void unescape(char *s)
-{
-        char *w = s;
-
-        for (; *s; s++) {
-                if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-                    s[3] >= '0' && s[3] <= '7') {
-                        *w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-                        s += 3;
-                } else {
-                        *w++ = *s;
-                }
-        }
-        *w = '\0';
-}
-
 /* 1 if the swap file name (under root) lies on maj:min and starts at page offset. */
 static int is_ours(const char *root, const char *name, unsigned maj, unsigned min, uint64_t offset)
 {
@@ -228,7 +211,7 @@ int swapfile_find_active(const char *root, unsigned maj, unsigned min, uint64_t 
                 if (sscanf(line, "%4095s %31s %llu %llu", name, type, &size, &used) != 4 ||
                     strcmp(type, "file") != 0)
                         continue;
-                unescape(name);
+                util_unescape_octal(name);
                 if (!is_ours(root, name, maj, min, offset))
                         continue;
                 r = util_copy(path, psize, name);

@@ -74,6 +74,14 @@ soak_round() {
     echo "$line" > "$tmp/$r.line"
 }
 
+# show_ended: the lines of the rounds that ended since the last call.
+show_ended() {
+    local f
+    for f in "$tmp"/*.line; do
+        [[ -e $f ]] && { cat "$f"; mv "$f" "$f.shown"; }
+    done
+}
+
 {
     echo "soak $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1 /proc/loadavg), $njobs round(s) at a time: $config"
     running=0
@@ -84,15 +92,10 @@ soak_round() {
         fi
         soak_round "$r" &
         running=$((running + 1))
-        # Each line as its round ends.
-        for f in "$tmp"/*.line; do
-            [[ -e $f ]] && { cat "$f"; mv "$f" "$f.shown"; }
-        done
+        show_ended
     done
     wait
-    for f in "$tmp"/*.line; do
-        [[ -e $f ]] && { cat "$f"; mv "$f" "$f.shown"; }
-    done
+    show_ended
     hangs=$(cat "$tmp"/*.hung | grep -c .)
     fails=$(cat "$tmp"/*.failed | grep -c .)
     median=$(cat "$tmp"/*.time | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')

@@ -18,7 +18,7 @@ shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools genisoimage
 libcurl4-openssl-dev python3 clang libclang-rt-14-dev
 libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools
 flex bison bc libelf-dev
-systemd iproute2 debhelper dpkg-dev build-essential fakeroot ca-certificates"
+systemd iproute2 procps debhelper dpkg-dev build-essential fakeroot ca-certificates"
 
 missing=""
 for p in $PKGS; do

@@ -35,7 +35,7 @@ mark "image handed to the kernel" "thaw: resuming from"
 mark "image loaded" "PM: Image loading done"
 mark "hibernated system running again" "THAW-TEST: hibernate exit"
 mark "workload verified its memory" "workload: nothing lost"
-grep -hE 'thaw: (unlocked|image ticket verified|resuming)|PM: hibernation: Read|workload: ' "$TQ_WORK/resume.log" \
+grep -hE 'thaw: (unlocked|image ticket verified|resuming)|PM: hibernation: Read|workload: (nothing lost|MISMATCH)' "$TQ_WORK/resume.log" \
     | sed 's/^ *[0-9.]*| //; s/^\[ *[0-9.]*\] //; s/^/    /'
 echo
 echo "serial logs: $TQ_WORK/hibernate.log $TQ_WORK/resume.log"

@@ -165,12 +165,20 @@ static void keep_ticket_key(struct crypt_device *cd, const struct secret *vk)
         secret_free(tk);
 }
 
+static int wipe_progress(uint64_t size, uint64_t offset, void *usrptr)
+{
+        const struct luks_progress *p = usrptr;
+
+        p->fn(offset, size, p->userdata);
+        return 0;
+}
+
 /*
  * dm-integrity starts with tags that match nothing: every read of a sector never written is an I/O
  * error (udev's blkid probing the end of the device, say). Writing zeroes once through a private,
  * journal-less mapping gives every sector a valid tag, as cryptsetup luksFormat does.
  */
-static int wipe_tags(struct crypt_device *cd, const struct secret *vk)
+static int wipe_tags(struct crypt_device *cd, const struct secret *vk, const struct luks_progress *progress)
 {
         char name[64], path[256];
         int r, r2;
@@ -182,13 +190,14 @@ static int wipe_tags(struct crypt_device *cd, const struct secret *vk)
                                          CRYPT_ACTIVATE_PRIVATE | CRYPT_ACTIVATE_NO_JOURNAL);
         if (r < 0)
                 return r;
-        r = crypt_wipe(cd, path, CRYPT_WIPE_ZERO, 0, 0, LUKS_WIPE_BLOCK, 0, NULL, NULL);
+        r = crypt_wipe(cd, path, CRYPT_WIPE_ZERO, 0, 0, LUKS_WIPE_BLOCK, 0,
+                       progress && progress->fn ? wipe_progress : NULL, (void *)progress);
         r2 = crypt_deactivate(cd, name);
         return r < 0 ? r : r2 < 0 ? r2 : 0;
 }
 
 int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e,
-                bool integrity)
+                bool integrity, const struct luks_progress *progress)
 {
         struct crypt_pbkdf_type pbkdf = thaw_pbkdf;
         /*
@@ -219,7 +228,7 @@ int luks_format(const char *dev, const char *label, size_t n, const struct keysr
         for (size_t i = 0; r >= 0 && i < n; i++)
                 r = add_source(cd, vk, &e[i]);
         if (r >= 0 && integrity)
-                r = wipe_tags(cd, vk);
+                r = wipe_tags(cd, vk, progress);
         if (r >= 0)
                 keep_ticket_key(cd, vk);
 out:

@@ -27,15 +27,22 @@
 /* 1 if dev carries a LUKS2 header, 0 if not (none, LUKS1, damaged), -ENOENT if dev is absent, other -errno. */
 int luks_probe(const char *dev);
 
+/* How far a long step has got (bytes done of total), for the caller to show; called often. */
+struct luks_progress {
+        void (*fn)(uint64_t done, uint64_t total, void *userdata);
+        void *userdata;
+};
+
 /*
  * Format dev as LUKS2 (aes-xts-plain64, 512-bit volume key, 4096-byte sectors) and add one PBKDF2
  * keyslot per enrollment: e[i].key unlocks it, and the token e[i].token (keysrc_enroll(): it names
  * the source, never holds the key) is bound to it. label goes into the LUKS2 label (may be NULL).
  * integrity adds dm-integrity with an hmac(sha256) tag per sector (a 768-bit volume key) and writes
  * every sector once so that each has a valid tag; it needs device-mapper, dm-integrity and authenc.
+ * progress (may be NULL) is told how far that writing has got.
  */
 int luks_format(const char *dev, const char *label, size_t n, const struct keysrc_enrollment *e,
-                bool integrity);
+                bool integrity, const struct luks_progress *progress);
 
 /*
  * Add one more enrollment to dev: unlock (the key of one of its cheap keyslots, see

@@ -50,7 +50,7 @@ static int format(const char *path, const char *label, const struct keychain *c,
                 e[i].key = k[i];
                 e[i].token = tok[i];
         }
-        return luks_format(path, label, c->n, e, false);
+        return luks_format(path, label, c->n, e, false, NULL);
 }
 
 static int setup(void **state)

@@ -646,7 +646,7 @@ static void test_timeout_zero_unlocks(void **state)
         assert_int_equal(luks_token_build(&chain.src[0], token, sizeof(token)), 0);
         e.key = key;
         e.token = token;
-        assert_int_equal(luks_format(dev, NULL, 1, &e, false), 0);
+        assert_int_equal(luks_format(dev, NULL, 1, &e, false, NULL), 0);
         secret_free(key);
 
         ops.probe = luks_probe;
@@ -791,7 +791,7 @@ static void test_tokens_ignored(void **state)
         assert_int_equal(luks_token_build(&chain.src[0], token, sizeof(token)), 0);
         e.key = key;
         e.token = token;
-        assert_int_equal(luks_format(dev, NULL, 1, &e, false), 0);
+        assert_int_equal(luks_format(dev, NULL, 1, &e, false, NULL), 0);
         secret_free(key);
         assert_int_equal(luks_token_sources(dev, &chain), 0);
         assert_int_equal(chain.n, 1); /* the header does name keyfile:/keys/good */

@@ -708,7 +708,7 @@ static int luks_setup(void **state)
                 return -1;
         e.key = k;
         e.token = tok;
-        r = luks_format(img, NULL, 1, &e, false);
+        r = luks_format(img, NULL, 1, &e, false, NULL);
         secret_free(k);
         return r == 0 ? 0 : -1;
 }

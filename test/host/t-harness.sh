@@ -3,9 +3,10 @@
 # Host tests of the QEMU harness's hang watcher (test/qemu/lib.sh: tq_boot, tq_watch_hang,
 # tq_sleep_boot_checked) with a fake QEMU that prints what a hung or a working guest prints: a
 # silent guest and a soft lockup are stopped within seconds, not at the boot timeout; a guest that
-# keeps talking, or works silently for less than the silence limit (or with it off, as in the
-# benchmarks), is not; a shorter silence inside the kernel's hibernation is, and is retried on the
-# disks as they were.
+# keeps talking (whole lines, or a progress bar redrawn on one line), or works silently for less
+# than the silence limit (or with it off, as in the benchmarks, or for longer at the kernel's
+# "Preallocating image memory"), is not; a shorter silence inside the kernel's hibernation is, and
+# is retried on the disks as they were.
 # lib.sh is bash; run.sh starts tests with sh.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
@@ -41,8 +42,13 @@ lockup)
     done ;;
 talking)
     for i in 1 2 3 4 5 6; do echo "THAW-TEST: step $i"; sleep 1.5; done ;;
+progress-bar)
+    # As thaw swapin draws its bar on a terminal: the same line redrawn, no newline until the end.
+    bar='#########'
+    for i in 1 2 3 4 5 6 7 8 9; do printf '\r[%-9s] %d / 9 MiB' "${bar:0:i}" "$i"; sleep 1.5; done
+    echo ;;
 quiet-work)
-    echo "THAW-TEST: swapoff"
+    echo "${FAKE_LINE:-THAW-TEST: swapoff}"
     sleep "$FAKE_SLEEP" &
     pid=$!
     trap 'kill "$pid" 2> /dev/null; exit 0' TERM
@@ -65,9 +71,9 @@ esac
 FAKE
 chmod +x "$tmp/fake-qemu"
 
-export FAKE_COUNT=$tmp/count FAKE_MODE FAKE_SLEEP
+export FAKE_COUNT=$tmp/count FAKE_MODE FAKE_SLEEP FAKE_LINE
 TQ_QEMU=$tmp/fake-qemu TQ_KERNEL=/dev/null TQ_INITRD='' TQ_BOOT_TIMEOUT=60
-TQ_HANG_SECONDS=3 TQ_SILENCE_SECONDS=6 TQ_HANG_POLL=1 TQ_SEED=1
+TQ_HANG_SECONDS=3 TQ_SILENCE_SECONDS=6 TQ_PREALLOC_SECONDS=12 TQ_HANG_POLL=1 TQ_SEED=1
 TQ_WORK=$tmp/work
 mkdir -p "$TQ_WORK"
 : > "$TQ_WORK/root.img"
@@ -95,7 +101,7 @@ check "a silent guest is stopped as hung (status $rc after $TQ_BOOT_SECONDS s: t
     test "$rc" -eq 124 -a -e "$TQ_WORK/silent.hung"
 check "... within seconds" quick
 check "... its signature is the last line" \
-    grep -qF "stopped as hung after 6 s with no new line of serial output: silent at 'THAW-TEST: working'" "$tmp/silent.err"
+    grep -qF "stopped as hung after 6 s with no serial output: silent at 'THAW-TEST: working'" "$tmp/silent.err"
 
 boot lockup
 check "a soft lockup that keeps the log growing is stopped (status $rc after $TQ_BOOT_SECONDS s)" \
@@ -113,6 +119,18 @@ FAKE_SLEEP=9 boot quiet-work
 check "9 s of it is one (status $rc)" test "$rc" -eq 124
 FAKE_SLEEP=9 TQ_SILENCE_SECONDS=0 boot quiet-work
 check "... but not with TQ_SILENCE_SECONDS=0, as in the benchmarks (status $rc)" test "$rc" -eq 0
+prealloc='[   20.100000] PM: hibernation: Preallocating image memory'
+FAKE_SLEEP=9 FAKE_LINE=$prealloc boot quiet-work
+check "9 s of silence at the kernel's 'Preallocating image memory' (its limit 12 s) is no hang (status $rc)" test "$rc" -eq 0
+FAKE_SLEEP=20 FAKE_LINE=$prealloc boot quiet-work
+check "20 s of it is one (status $rc)" test "$rc" -eq 124
+check "... stopped at that step's limit" grep -qF "stopped as hung after 12 s with no serial output: silent at 'PM: hibernation: Preallocating image memory'" "$tmp/quiet-work.err"
+
+boot progress-bar
+check "a progress bar redrawn every 1.5 s for 13.5 s, with no newline, runs to its end (status $rc)" \
+    test "$rc" -eq 0 -a ! -e "$TQ_WORK/progress-bar.hung"
+check "... its last state in the log" grep -qF "9 / 9 MiB" "$TQ_WORK/progress-bar.log"
+check "... the raw copy of the console removed" test ! -e "$TQ_WORK/progress-bar.log.raw"
 
 FAKE_MODE=snapshot-hang-once
 rm -f "$FAKE_COUNT"
@@ -130,7 +148,7 @@ check "a 3 s silence at 'Disabling non-boot CPUs' (the kernel's step) is a hang,
     test "$TQ_FAILS" -eq 0 -a "$(cat "$FAKE_COUNT")" -eq 2
 check "... said with its signature" \
     grep -qF "RETRY: boot snap hung: silent at 'Disabling non-boot CPUs ...'" "$tmp/snap.err"
-check "... stopped at the 3 s limit of the kernel's steps" grep -qF "boot snap: stopped as hung after 3 s with no new line of serial output" "$tmp/snap.err"
+check "... stopped at the 3 s limit of the kernel's steps" grep -qF "boot snap: stopped as hung after 3 s with no serial output" "$tmp/snap.err"
 check "... the hung boot's log kept" test -s "$TQ_WORK/snap.hung1.log"
 check "... on the swap disk as it was before the hung boot" test "$(cat "$TQ_WORK/swap.img")" = before
 if [[ -n ${FAKE_TPM:-} ]]; then

@@ -450,10 +450,11 @@ tq_boot() {
         -drive "file=$TQ_WORK/swap.img,if=virtio,format=raw" \
         -fw_cfg "name=opt/thaw/key,file=$key" -fw_cfg "name=opt/test/realkey,file=$TQ_WORK/key" \
         -object rng-random,id=rng0,filename=/dev/urandom -device virtio-rng-pci,rng=rng0 \
-        "${TQ_TPM_ARGS[@]}" "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tq_stamp "$start" > "$log"
+        "${TQ_TPM_ARGS[@]}" "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tee "$log.raw" | tq_stamp "$start" > "$log"
     rc=${PIPESTATUS[0]}
     kill "$watch" 2> /dev/null
     wait "$watch" 2> /dev/null
+    rm -f "$log.raw"
     if [[ -e $TQ_WORK/$name.hung ]]; then
         tq_log "boot $name: stopped as hung $(cat "$TQ_WORK/$name.hung"): $(tq_hang_signature "$name")"
         rc=124
@@ -465,25 +466,29 @@ tq_boot() {
 }
 
 # tq_watch_hang LOG TAG MARK: a hung guest, seen early, so a hang costs seconds rather than
-# TQ_BOOT_TIMEOUT. It is hung when the kernel reports a soft lockup, or when its serial log has had
-# no new line (tq_stamp writes whole lines; an empty log counts from QEMU's start) for
+# TQ_BOOT_TIMEOUT. It is hung when the kernel reports a soft lockup, or when the guest has sent no
+# byte to its serial console (LOG.raw, the console's output as it comes, progress bars included;
+# an empty log counts from QEMU's start) for
 # - TQ_HANG_SECONDS (30) at the kernel's own hibernation steps (the last line the console suspend
 #   or taking CPUs offline) or inside a resume the kernel started and did not finish: in a
 #   clean-clone run of all scenarios the longest silence there in a boot that went on was 0.5 s
 #   (hibernating) and 2.5 s (resuming);
-# - TQ_SILENCE_SECONDS (60) anywhere else: there thaw and the kernel do long work without a word
-#   (the kernel's "Preallocating image memory" took 22.0 s with one vCPU, thaw setup --integrity
-#   18.6 s, thaw hibernate's reclaim 10.2 s: the longest silences of a passing clean-clone make
-#   test). 0 turns it off: the benchmarks, whose guests work silently for long (bench-swapin's
-#   swapoff of 700 MiB took 28 s on a quiet host, and grows with its sizes and the host's load),
-#   watch only the kernel's steps.
+# - TQ_PREALLOC_SECONDS (60) at the kernel's "Preallocating image memory", the one step that works
+#   long without a word and cannot be made to say more: 15 s on a quiet host with one vCPU, 29.3 s
+#   with another guest beside it (systemd-swapfile, 2026-12-04);
+# - TQ_SILENCE_SECONDS (30) anywhere else. What works long there says how far it has got every few
+#   seconds (the workload's fill and check, thaw setup's integrity tags, thaw hibernate's reclaim,
+#   thaw swapin's progress bar). 0 turns it and the preallocation's limit off: the benchmarks,
+#   whose guests work silently for long (bench-swapin's swapoff of 700 MiB took 28 s on a quiet
+#   host, and grows with its sizes and the host's load), watch only the kernel's steps.
 # Then MARK gets what was seen and the boot's timeout is fired at once (SIGALRM: it stops QEMU and
 # exits 124, as at the full timeout).
 TQ_HANG_SECONDS=${TQ_HANG_SECONDS:-30}
-TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-60}
+TQ_PREALLOC_SECONDS=${TQ_PREALLOC_SECONDS:-60}
+TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-30}
 TQ_HANG_POLL=${TQ_HANG_POLL:-5}   # seconds between looks (test/host/t-harness.sh: 1)
 tq_watch_hang() {
-    local log=$1 tag=$2 mark=$3 age limit mtime
+    local log=$1 tag=$2 mark=$3 age limit mtime last
     while sleep "$TQ_HANG_POLL"; do
         [[ -e $log ]] || continue
         # A soft lockup (seen at boot under TCG, both vCPUs spinning in getrandom(), long before
@@ -493,21 +498,25 @@ tq_watch_hang() {
             tq_stop_hung "$tag" "$mark" "at once" && return 0
             continue
         fi
+        last=$(tq_last_line "$log")
         # A resume the kernel started and never finished: it prints its image loading progress
         # every 10%, and restarts tasks once the restored system runs.
-        if tq_last_line "$log" | grep -qE 'Suspending console\(s\)|Disabling non-boot CPUs' ||
+        if grep -qE 'Suspending console\(s\)|Disabling non-boot CPUs' <<< "$last" ||
             { grep -qF 'PM: hibernation: resume from hibernation' "$log" &&
                 ! grep -qF 'Restarting tasks' "$log"; }; then
             limit=$TQ_HANG_SECONDS
-        elif ((TQ_SILENCE_SECONDS > 0)); then
-            limit=$TQ_SILENCE_SECONDS
-        else
+        elif ((TQ_SILENCE_SECONDS <= 0)); then
             continue
+        elif [[ $last == *'PM: hibernation: Preallocating image memory'* ]]; then
+            limit=$TQ_PREALLOC_SECONDS
+        else
+            limit=$TQ_SILENCE_SECONDS
         fi
-        mtime=$(stat -c %Y "$log" 2> /dev/null) || continue
+        mtime=$(stat -c %Y "$log" "$log.raw" 2> /dev/null | sort -n | tail -n 1)
+        [[ -n $mtime ]] || continue
         age=$(($(date +%s) - mtime))
         ((age >= limit)) || continue
-        tq_stop_hung "$tag" "$mark" "after $limit s with no new line of serial output" && return 0
+        tq_stop_hung "$tag" "$mark" "after $limit s with no serial output" && return 0
     done
 }
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests of the live-table parsers (dm.c): keys wiped, options, malformed and oversized tables. */
+/*
+ * Unit tests of dm.c: the live-table parsers (keys wiped, options, malformed and oversized tables),
+ * device numbers from a fake /sys, and /dev/mapper/NAME.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +14,7 @@
 
 #include "dev/dm.h"
 #include "dmtable.h"
+#include "fakesys.h"
 
 /* 64 bytes of key in hex, as the kernel shows a key that is not in the keyring. */
 #define HEXKEY "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff" \
@@ -158,6 +162,47 @@ static void test_integrity_target(void **state)
         assert_int_equal(dm_integrity_parse("254:16 0", &g), -EBADMSG);
 }
 
+static void test_dm_devnum(void **state)
+{
+        unsigned maj = 0, min = 0;
+        char kname[DM_KNAME_MAX];
+
+        (void)state;
+        assert_int_equal(dm_devnum(ft_root, "thaw-swap", &maj, &min, kname, sizeof(kname)), 0);
+        assert_int_equal(maj, 253);
+        assert_int_equal(min, 3);
+        assert_string_equal(kname, "dm-3");
+        assert_int_equal(dm_devnum(ft_root, "other", &maj, &min, NULL, 0), 0);
+        assert_int_equal(min, 0);
+        maj = min = 99;
+        assert_int_equal(dm_devnum(ft_root, "thaw", &maj, &min, NULL, 0), -ENOENT); /* no prefix match */
+        assert_int_equal(maj, 99);
+        fake_dm("dm-9", "broken\n", "garbage\n");
+        assert_int_equal(dm_devnum(ft_root, "broken", &maj, &min, NULL, 0), -EINVAL);
+}
+
+/* One checked builder for /dev/mapper/NAME: a name cannot climb out of /dev/mapper or be cut. */
+static void test_dm_mapper_path(void **state)
+{
+        char buf[DM_MAPPER_PATH_MAX], small[16] = "keep", longname[200];
+
+        (void)state;
+        assert_int_equal(dm_mapper_path("thaw-swap", buf, sizeof(buf)), 0);
+        assert_string_equal(buf, "/dev/mapper/thaw-swap");
+        assert_int_equal(dm_mapper_path("../sda", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path("..", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path("", buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path(NULL, buf, sizeof(buf)), -EINVAL);
+        assert_int_equal(dm_mapper_path("thaw-swap", small, sizeof(small)), -ENAMETOOLONG);
+        memset(longname, 'a', 127);
+        longname[127] = '\0'; /* the longest name args_name_valid() lets in fits the buffer */
+        assert_int_equal(dm_mapper_path(longname, buf, sizeof(buf)), 0);
+        assert_int_equal(strlen(buf), 12 + 127);
+        longname[127] = 'a';
+        longname[128] = '\0';
+        assert_int_equal(dm_mapper_path(longname, buf, sizeof(buf)), -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -168,6 +213,8 @@ int main(void)
                 cmocka_unit_test(test_malformed),
                 cmocka_unit_test(test_oversized),
                 cmocka_unit_test(test_integrity_target),
+                cmocka_unit_test_setup_teardown(test_dm_devnum, fakesys_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_dm_mapper_path, fakesys_setup, ft_teardown),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests of the hibernation header check against pages built here, and of our swap header. */
+/* Unit tests of the hibernation header check against pages built here, unmarking, and of our swap header. */
 #include <blkid.h>
 #include <errno.h>
 #include <setjmp.h>
@@ -8,8 +8,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fakeimage.h"
 #include "faketree.h"
 #include "system/swap.h"
+#include "image/image.h"
 #include "image/swsusp.h"
 
 /* A page as mkswap leaves it (v1 header, "SWAPSPACE2" at 4086). */
@@ -201,6 +203,25 @@ static void test_swap_header_refusals(void **state)
         assert_int_equal(swap_write_header(path, NULL, NULL, 0), -ENOENT);
 }
 
+static void test_unmark(void **state)
+{
+        char path[PATH_MAX];
+
+        (void)state;
+        build(SWSUSP_SF_NOCOMPRESS);
+        save();
+        ft_abs(path, sizeof(path), "/dev/swap");
+        assert_int_equal(swsusp_unmark(path, 0), 0);
+        assert_memory_equal(ft_read("/dev/swap") + 0, "", 1);
+        {
+                struct image_info in;
+
+                assert_int_equal(image_read(path, 0, &in), 0);
+                assert_int_equal(in.defect, IMAGE_NOT_IMAGE);
+        }
+        assert_int_equal(swsusp_unmark(path, 0), -ENOMSG); /* once only */
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -210,6 +231,7 @@ int main(void)
                 cmocka_unit_test(test_read_truncated_and_missing),
                 cmocka_unit_test(test_swap_header_probes_as_swap),
                 cmocka_unit_test(test_swap_header_refusals),
+                cmocka_unit_test(test_unmark),
         };
 
         return cmocka_run_group_tests(tests, ft_setup, ft_teardown);

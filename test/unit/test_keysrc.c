@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests of the key source chain (keysrc.c): parsing, formatting, what a fetch refuses. */
+/*
+ * Unit tests of the key source chain (keysrc.c): parsing (a tpm2 source's options in a chain too),
+ * formatting, what a fetch refuses.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -114,6 +117,64 @@ static void test_fetch_invalid(void **state)
         assert_null(k);
 }
 
+static void chain_ok(const char *spec, size_t n, const char *first_arg, const char *formatted)
+{
+        struct keychain c;
+        char buf[KEYCHAIN_SPEC_MAX];
+
+        if (keychain_parse(spec, &c) != 0)
+                fail_msg("\"%s\" was refused", spec);
+        assert_int_equal(c.n, n);
+        assert_string_equal(c.src[0].arg, first_arg);
+        assert_int_equal(keychain_format(&c, buf, sizeof(buf)), 0);
+        assert_string_equal(buf, formatted);
+}
+
+/* Commas inside a tpm2 source's options do not cut the chain; the next "type:" or bare name does. */
+static void test_chain(void **state)
+{
+        (void)state;
+        chain_ok("tpm2", 1, "", "tpm2");
+        chain_ok("tpm2,fwcfg:opt/thaw/key", 2, "", "tpm2,fwcfg:opt/thaw/key");
+        chain_ok("tpm2:pcrs=7+11,bank=sha256,fwcfg:opt/thaw/key", 2, "pcrs=7+11,bank=sha256",
+                 "tpm2:pcrs=7+11,bank=sha256,fwcfg:opt/thaw/key");
+        chain_ok("tpm2,bank=sha1,lock=14", 1, "bank=sha1,lock=14", "tpm2:bank=sha1,lock=14");
+        chain_ok("fwcfg:a,tpm2:lock=8", 2, "a", "fwcfg:a,tpm2:lock=8");
+}
+
+static void test_chain_bad(void **state)
+{
+        static const char *const bad[] = {
+                "tpm2:", "tpm2:pcrs=24", "tpm2:pcrs=7+7", "tpm2:pcrs=", "tpm2:pcrs=7+", "tpm2:pcrs=007",
+                "tpm2:bank=md5", "tpm2:lock=16", "tpm2:lock=7", "tpm2:lock=23", "tpm2:pcrs=15",
+                "tpm2:pcrs=7,pcrs=8", "tpm2:color=red", "tpm2:pcrs=7,,fwcfg:a", "tpm2:pcrs=7,",
+                "tpm2,", "fwcfg:a,b", "fwcfg", "keyfile", "tpm2x", "tpm2:pcrs=7 ",
+        };
+        struct keychain c;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                if (keychain_parse(bad[i], &c) != -EINVAL)
+                        fail_msg("\"%s\" was accepted", bad[i]);
+        }
+}
+
+/* PCRs 16-23 can be reset by software: a policy on them is refused with its own error. */
+static void test_chain_resettable(void **state)
+{
+        static const char *const bad[] = {
+                "tpm2:pcrs=16", "tpm2:pcrs=7+23", "tpm2:pcrs=16+7,bank=sha256", "fwcfg:a,tpm2:pcrs=20",
+        };
+        struct keychain c;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                if (keychain_parse(bad[i], &c) != -ERANGE)
+                        fail_msg("\"%s\" was not refused as resettable", bad[i]);
+        }
+        assert_int_equal(keychain_parse("tpm2:pcrs=0+7+14", &c), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -121,6 +182,9 @@ int main(void)
                 cmocka_unit_test(test_parse_invalid),
                 cmocka_unit_test(test_format_round_trip),
                 cmocka_unit_test(test_fetch_invalid),
+                cmocka_unit_test(test_chain),
+                cmocka_unit_test(test_chain_bad),
+                cmocka_unit_test(test_chain_resettable),
         };
 
         return cmocka_run_group_tests(tests, fakekeys_setup, fakekeys_teardown);

@@ -21,6 +21,7 @@
 #include "luks_token.h"
 #include "boot/resume.h"
 #include "image/swsusp.h"
+#include "putle.h"
 #include "ticket.h"
 
 #define GOOD "0123456789abcdef0123456789abcdef"
@@ -71,12 +72,6 @@ static int said(const char *needle)
                 if (strstr(fx.lines[i], needle))
                         return 1;
         return 0;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /*

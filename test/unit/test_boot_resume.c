@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of thaw resume's decisions on a fixture root. Device-mapper is replaced by fakes that
- * make /dev/mapper/NAME a file and /sys/block/dm-0 a directory; key files and /sys/power are real
- * files under the root, so the handoff writes can be read back.
+ * Unit tests of thaw resume's decisions (resume/boot/resume.c's resume_run(), and through it the
+ * key-chain walk of unlock.c, the ticket's verdict of fresh.c and state.c's state file) on a
+ * fixture root. Device-mapper is replaced by fakes that make /dev/mapper/NAME a file and
+ * /sys/block/dm-0 a directory; key files and /sys/power are real files under the root, so the
+ * handoff writes can be read back.
  */
 #include <errno.h>
 #include <setjmp.h>

@@ -74,4 +74,24 @@ for f in $(find resume crypto test/unit test/fuzz -type f -name '*.[ch]' | sort)
 	done
 done
 echo "lint: $layer_count C files' includes checked, $layer_fails layering problems"
-[ "$fails" -eq 0 ] && [ "$layer_fails" -eq 0 ]
+
+# Unit tests mirror the code: test/unit/test_FOO.c tests FOO.c of resume/ or crypto/, FOLDER_FOO
+# when FOO.c is in two folders (test_boot_resume.c); test_FOO-WHAT.c is a second program for FOO.c.
+name_fails=0
+name_count=0
+for t in $(find test/unit -type f -name 'test_*.c' | sort); do
+	name_count=$((name_count + 1))
+	n=${t#test/unit/test_}
+	n=${n%.c}
+	n=${n%%-*}
+	[ "$(find resume crypto -name "$n.c" | wc -l)" -eq 1 ] && continue
+	dir=${n%%_*}
+	base=${n#*_}
+	if [ "$dir" != "$n" ] && [ -f "resume/$dir/$base.c" ] && [ "$(find resume crypto -name "$base.c" | wc -l)" -gt 1 ]; then
+		continue
+	fi
+	echo "lint: $t names no one source file (test_FOO.c tests FOO.c; test_FOLDER_FOO.c where FOO.c is in two folders)" >&2
+	name_fails=$((name_fails + 1))
+done
+echo "lint: $name_count unit test files' names checked, $name_fails not named after the file they test"
+[ "$fails" -eq 0 ] && [ "$layer_fails" -eq 0 ] && [ "$name_fails" -eq 0 ]

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of the full image verification: synthetic compressed images built here with liblzo2
- * and liblz4 (the kernel's framing: u64 cmp_len, the compressed chunk, whole pages) in a memfd.
+ * Unit tests of the full image verification (imgverify.c): synthetic compressed images built
+ * here with liblzo2 and liblz4 (the kernel's framing: u64 cmp_len, the compressed chunk, whole
+ * pages) in a memfd.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,117 +14,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include <lz4.h>
-#include <lzo/lzo1x.h>
 
+#include "fakecompressed.h"
 #include "image/image.h"
-#include "boot/fresh.h"
-#include "image/imgcrc.h"
 #include "image/imgverify.h"
-#include "ticket.h"
-
-#define DEV_PAGES 512
-#define DATA_PAGES 100                 /* 1 meta page: 101 payload pages, chunks of 32,32,32,5 */
-#define PAYLOAD (DATA_PAGES + 1)
-#define PAGES (PAYLOAD + 1)
-#define MAPS 1
-#define FIRST (MAPS + 1)               /* block of the info page, stream entries follow in order */
-
-static uint8_t dev[DEV_PAGES][4096];
-static uint8_t payload[PAYLOAD][4096];
-static uint64_t chunk_block[8];        /* first block of each chunk */
-static uint64_t stream_len;
-
-static void put64(uint8_t *p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-        for (int i = 0; i < 4; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* Kernel crc32_le, bit by bit: the oracle for imgcrc_update(). */
-static uint32_t ref_crc(uint32_t c, const uint8_t *p, size_t n)
-{
-        while (n--) {
-                c ^= *p++;
-                for (int k = 0; k < 8; k++)
-                        c = (c >> 1) ^ (c & 1 ? 0xEDB88320u : 0);
-        }
-        return c;
-}
-
-/* Half of each page pseudo-random: chunks then take several pages on disk. */
-static void fill_payload(void)
-{
-        uint32_t x = 2463534242u;
-
-        for (size_t i = 0; i < PAYLOAD; i++)
-                for (size_t j = 0; j < 4096; j++) {
-                        x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-                        payload[i][j] = j < 2048 ? (uint8_t)x : (uint8_t)(i + j / 256);
-                }
-}
-
-static size_t compress_chunk(bool lz4, const uint8_t *in, size_t len, uint8_t *out, size_t cap)
-{
-        static uint8_t wrk[LZO1X_1_MEM_COMPRESS];
-        lzo_uint n = cap;
-
-        if (lz4)
-                return (size_t)LZ4_compress_default((const char *)in, (char *)out, (int)len, (int)cap);
-        assert_int_equal(lzo1x_1_compress(in, len, out, &n, wrk), LZO_E_OK);
-        return n;
-}
-
-/* Header at 0, one map page at 1, the info page at 2, compressed chunks from 3 on. */
-static void build(uint32_t flags)
-{
-        static uint8_t cmp[SWSUSP_CMP_MAX + 4096];
-        bool lz4 = flags & SWSUSP_SF_LZ4;
-        uint64_t block = FIRST + 1;
-        uint32_t crc = 0;
-        size_t c = 0;
-
-        memset(dev, 0, sizeof(dev));
-        fill_payload();
-        memcpy(dev[0] + 4076, "SWAPSPACE2", 10);
-        memcpy(dev[0] + 4086, "S1SUSPEND\0", 10);
-        put64(dev[0] + 4064, 1);
-        put32(dev[0] + 4072, flags);
-        put64(dev[FIRST] + 24, SWSUSP_X86_64_MAGIC);
-        put64(dev[FIRST] + 400, 196478);
-        put64(dev[FIRST] + 416, DATA_PAGES);
-        put64(dev[FIRST] + 424, PAGES);
-        put64(dev[FIRST] + 432, (uint64_t)PAGES * 4096);
-        for (size_t p = 0; p < PAYLOAD; p += 32, c++) {
-                size_t n = PAYLOAD - p < 32 ? PAYLOAD - p : 32;
-                size_t len = compress_chunk(lz4, payload[p], n * 4096, cmp + 8, SWSUSP_CMP_MAX);
-
-                crc = ref_crc(crc, payload[p], n * 4096);
-                put64(cmp, len);
-                chunk_block[c] = block;
-                for (size_t off = 0; off < 8 + len; off += 4096)
-                        memcpy(dev[block++], cmp + off, 4096);
-        }
-        stream_len = block - FIRST;
-        for (uint64_t i = 0; i < stream_len; i++)
-                put64(dev[1] + 8 * i, FIRST + i);
-        put32(dev[0] + 4060, crc);
-}
-
-static int dev_fd(void)
-{
-        int fd = memfd_create("image", MFD_CLOEXEC);
-
-        assert_true(fd >= 0);
-        assert_int_equal(write(fd, dev, sizeof(dev)), (ssize_t)sizeof(dev));
-        return fd;
-}
+#include "refcrc.h"
 
 /* Read and verify; returns imgverify_fd()'s value, *v its verdict. */
 static int verify(struct imgverify *v)
@@ -136,20 +31,6 @@ static int verify(struct imgverify *v)
         r = imgverify_fd(fd, &in, v);
         close(fd);
         return r;
-}
-
-static void test_crc32(void **state)
-{
-        uint32_t c;
-
-        (void)state;
-        /* crc32_le(0, "123456789") without inversions, as the kernel chains it (Python, bitwise) */
-        assert_int_equal(imgcrc_update(0, "123456789", 9), 0x2dfd2d88);
-        c = imgcrc_update(imgcrc_update(0, "1234", 4), "56789", 5);
-        assert_int_equal(c, 0x2dfd2d88);
-        assert_int_equal(ref_crc(0, (const uint8_t *)"123456789", 9), 0x2dfd2d88);
-        /* The same value, said as facts 1.6 does: ~zlib_crc32(0xFFFFFFFF, …). */
-        assert_int_equal(~imgcrc_update(0, "123456789", 9), 0xd202d277);
 }
 
 static void test_good(void **state)
@@ -287,61 +168,13 @@ static void test_not_well_formed(void **state)
         assert_int_equal(v.chunks, 42);
 }
 
-/*
- * The image's MAC (its ticket, thaw's writer): over the stream as the snapshot device gave it,
- * the info page then the payload, uncompressed. Matching, differing, and a replayed chunk.
- */
-static void test_image_hmac(void **state)
-{
-        static const uint8_t k[TICKET_KEY_SIZE] = { 1, 2, 3 };
-        struct secret key = { .len = sizeof(k), .cap = sizeof(k), .data = (uint8_t *)k };
-        struct ticket_mac *m = NULL;
-        struct image_info in;
-        struct imgverify v;
-        struct ticket t = { .has_image_mac = true };
-        char path[64];
-        int fd;
-
-        (void)state;
-        build(SWSUSP_SF_CRC32);
-        assert_int_equal(ticket_mac_begin(&key, &m), 0);
-        assert_int_equal(ticket_mac_update(m, dev[FIRST], 4096), 0);
-        assert_int_equal(ticket_mac_update(m, payload, sizeof(payload)), 0);
-        assert_int_equal(ticket_mac_end(m, t.image_mac), 0);
-        fd = dev_fd();
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        assert_int_equal(image_read_fd(fd, 0, &in), 0);
-        assert_int_equal(fresh_verify_image(path, &in, &t, &key, &v), 0);
-        assert_int_equal(v.result, IMGVERIFY_OK);
-        assert_non_null(strstr(v.why, "; the MAC of the whole image matches its ticket"));
-        /* Without the ticket's MAC (or key) only the CRC32 is checked, and said so. */
-        assert_int_equal(fresh_verify_image(path, &in, &t, NULL, &v), 0);
-        assert_null(strstr(v.why, "MAC"));
-        t.image_mac[7] ^= 1;
-        assert_int_equal(fresh_verify_image(path, &in, &t, &key, &v), 0);
-        assert_int_equal(v.result, IMGVERIFY_CRC);
-        assert_string_equal(v.why, "it does not match the MAC its ticket holds (a sector changed, moved or "
-                                   "replayed)");
-        close(fd);
-        /* Security: the info page is covered too (its CRC32 is not): one byte of it changed. */
-        t.image_mac[7] ^= 1;
-        dev[FIRST][1000] ^= 1;
-        fd = dev_fd();
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        assert_int_equal(image_read_fd(fd, 0, &in), 0);
-        assert_int_equal(fresh_verify_image(path, &in, &t, &key, &v), 0);
-        assert_int_equal(v.result, IMGVERIFY_CRC);
-        close(fd);
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_crc32),           cmocka_unit_test(test_good),
-                cmocka_unit_test(test_flipped_byte),    cmocka_unit_test(test_bad_cmp_len),
-                cmocka_unit_test(test_truncated_chunk), cmocka_unit_test(test_decompress),
-                cmocka_unit_test(test_too_long),        cmocka_unit_test(test_uncompressed),
-                cmocka_unit_test(test_not_well_formed), cmocka_unit_test(test_image_hmac),
+                cmocka_unit_test(test_good),            cmocka_unit_test(test_flipped_byte),
+                cmocka_unit_test(test_bad_cmp_len),     cmocka_unit_test(test_truncated_chunk),
+                cmocka_unit_test(test_decompress),      cmocka_unit_test(test_too_long),
+                cmocka_unit_test(test_uncompressed),    cmocka_unit_test(test_not_well_formed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,8 @@
 #include "image/imgverify.h"
 #include "image/imgwrite.h"
 #include "image/swsusp.h"
+#include "putle.h"
+#include "refcrc.h"
 
 #define DEV_PAGES 2048
 #define DATA_PAGES 700
@@ -60,23 +62,6 @@ static int alloc_block(void *ctx, uint64_t *block)
                 return -ENOSPC;
         *block = a->next++;
         return 0;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* Kernel crc32_le, bit by bit. */
-static uint32_t ref_crc(uint32_t c, const uint8_t *p, size_t n)
-{
-        while (n--) {
-                c ^= *p++;
-                for (int k = 0; k < 8; k++)
-                        c = (c >> 1) ^ (c & 1 ? 0xEDB88320u : 0);
-        }
-        return c;
 }
 
 static void fill_stream(void)

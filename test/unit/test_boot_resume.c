@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests of thaw resume's decisions on a fixture root. Device-mapper is replaced by fakes that
- * make /dev/mapper/NAME a file and /sys/block/dm-0 a directory; key files and /sys/power are real
- * files under the root, so the handoff writes can be read back.
+ * Unit tests of thaw resume's decisions (resume/boot/resume.c's resume_run(), and through it the
+ * key-chain walk of unlock.c, the ticket's verdict of fresh.c and state.c's state file) on a
+ * fixture root. Device-mapper is replaced by fakes that make /dev/mapper/NAME a file and
+ * /sys/block/dm-0 a directory; key files and /sys/power are real files under the root, so the
+ * handoff writes can be read back.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +23,7 @@
 #include "luks_token.h"
 #include "boot/resume.h"
 #include "image/swsusp.h"
+#include "putle.h"
 #include "ticket.h"
 
 #define GOOD "0123456789abcdef0123456789abcdef"
@@ -71,12 +74,6 @@ static int said(const char *needle)
                 if (strstr(fx.lines[i], needle))
                         return 1;
         return 0;
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-        for (int i = 0; i < 8; i++)
-                p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /*

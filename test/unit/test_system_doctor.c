@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests of thaw doctor's checks (kconfig.c, doctor.c) against fixture root trees. */
+/* Unit tests of thaw doctor's checks (resume/system/doctor.c) against fixture root trees. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,19 +10,7 @@
 
 #include "system/doctor.h"
 #include "faketree.h"
-#include "system/kconfig.h"
-
-/* The options of Debian's 6.1.0-57-amd64 config that kernel/thaw.config names (as Debian sets them). */
-static const char debian_61_config[] =
-        "#\n# Automatically generated file; DO NOT EDIT.\n#\n"
-        "CONFIG_HIBERNATE_CALLBACKS=y\nCONFIG_HIBERNATION=y\nCONFIG_HIBERNATION_SNAPSHOT_DEV=y\n"
-        "CONFIG_SWAP=y\nCONFIG_BLK_DEV_DM=m\nCONFIG_DM_CRYPT=m\nCONFIG_DM_INTEGRITY=m\n"
-        "CONFIG_CRYPTO_XTS=m\nCONFIG_CRYPTO_AES=y\nCONFIG_CRYPTO_SHA256=y\nCONFIG_CRYPTO_LZO=y\n"
-        "CONFIG_CRYPTO_LZ4=m\nCONFIG_KEYS=y\nCONFIG_CRYPTO_USER_API_SKCIPHER=m\nCONFIG_TCG_TPM=y\n"
-        "CONFIG_TCG_TIS=y\nCONFIG_TCG_CRB=y\nCONFIG_FW_CFG_SYSFS=m\nCONFIG_VIRTIO_BLK=m\n"
-        "# CONFIG_IKCONFIG is not set\nCONFIG_LOCALVERSION=\"\"\n";
-
-#define REL "6.1.0-57-amd64"
+#include "kconfig61.h"
 
 /* A Debian 6.1 guest as the cold-boot scenario sees it: everything thaw needs is there. */
 static void good_tree(void)
@@ -49,76 +37,6 @@ static const struct doctor_item *item(const struct doctor_report *rep, const cha
 }
 
 static struct doctor_report rep; /* large; not on the stack */
-
-static void test_fragment_embedded(void **state)
-{
-        struct kconfig_want w[KCONFIG_WANT_MAX];
-        const char *frag = kconfig_thaw_fragment();
-        int n, lines = 0;
-
-        (void)state;
-        for (const char *p = frag; (p = strstr(p, "\nCONFIG_")); p++)
-                lines++;
-        n = kconfig_parse_fragment(frag, w, KCONFIG_WANT_MAX);
-        assert_int_equal(n, lines); /* every option line of kernel/thaw.config, none lost */
-        assert_string_equal(w[0].name, "CONFIG_HIBERNATION");
-        assert_int_equal(w[0].value, 'y');
-        assert_false(w[0].optional);
-        assert_non_null(strstr(w[0].why, "Hibernation itself"));
-        for (int i = 0; i < n; i++) {
-                assert_true(w[i].why[0] != '\0'); /* each option says why */
-                if (strcmp(w[i].name, "CONFIG_HIBERNATION_COMP_LZ4") == 0) {
-                        assert_true(w[i].optional);
-                        assert_int_equal(w[i].since_major, 6);
-                        assert_int_equal(w[i].since_minor, 9);
-                }
-                if (strcmp(w[i].name, "CONFIG_DM_CRYPT") == 0)
-                        assert_true(w[i].value == 'm' && !w[i].optional);
-        }
-}
-
-static void test_fragment_errors(void **state)
-{
-        struct kconfig_want w[2];
-
-        (void)state;
-        assert_int_equal(kconfig_parse_fragment("# a\nCONFIG_A=n\n", w, 2), -EINVAL);
-        assert_int_equal(kconfig_parse_fragment("# a\n# @sometimes\nCONFIG_A=y\n", w, 2), -EINVAL);
-        assert_int_equal(kconfig_parse_fragment("# a\n# @since six\nCONFIG_A=y\n", w, 2), -EINVAL);
-        assert_int_equal(kconfig_parse_fragment("CONFIG_a-b=y\n", w, 2), -EINVAL);
-        assert_int_equal(kconfig_parse_fragment("junk\n", w, 2), -EINVAL);
-        assert_int_equal(kconfig_parse_fragment("CONFIG_=y\n", w, 2), -EINVAL);
-        assert_int_equal(kconfig_parse_fragment("CONFIG_A=y\nCONFIG_B=m\nCONFIG_C=y\n", w, 2), -E2BIG);
-        /* A blank line ends a comment block: B gets no why from A's comment. */
-        assert_int_equal(kconfig_parse_fragment("# why A\n# @optional\nCONFIG_A=y\n\n# header\n\nCONFIG_B=m",
-                                                w, 2), 2);
-        assert_true(w[0].optional);
-        assert_string_equal(w[0].why, "why A");
-        assert_false(w[1].optional);
-        assert_string_equal(w[1].why, "");
-}
-
-static void test_value_and_release(void **state)
-{
-        unsigned a, b;
-
-        (void)state;
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_HIBERNATION"), 'y');
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_DM_CRYPT"), 'm');
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_IKCONFIG"), 'n');   /* is not set */
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_NOPE"), 'n');       /* absent */
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_LOCALVERSION"), 'v');
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_HIBERNATE"), 'n');  /* a prefix */
-        assert_int_equal(kconfig_value(debian_61_config, "CONFIG_HIBERNATION_SNAPSHOT_DEV"), 'y');
-
-        assert_int_equal(kconfig_parse_release(REL, &a, &b), 0);
-        assert_true(a == 6 && b == 1);
-        assert_int_equal(kconfig_parse_release("6.10", &a, &b), 0);
-        assert_true(a == 6 && b == 10);
-        assert_int_equal(kconfig_parse_release("linux", &a, &b), -EINVAL);
-        assert_int_equal(kconfig_parse_release("6", &a, &b), -EINVAL);
-        assert_int_equal(kconfig_parse_release("-6.1", &a, &b), -EINVAL);
-}
 
 /* Debian's 6.1 guest: nothing required missing; the 6.9 options skipped, not missing. */
 static void test_debian_61_ok(void **state)
@@ -241,9 +159,6 @@ static void test_builtin_wanted(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_fragment_embedded),
-                cmocka_unit_test(test_fragment_errors),
-                cmocka_unit_test(test_value_and_release),
                 cmocka_unit_test_setup_teardown(test_debian_61_ok, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_config_gz, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_lockdown, ft_setup, ft_teardown),

@@ -832,8 +832,11 @@ static enum resume_outcome run(const struct resume_ctx *c)
                 return RESUME_NO_KEY_SOURCE;
         }
         r = unlock_device(c, &c->lock->keys, dev, deadline, why, sizeof(why));
-        if (r == -LUKS_EPOLICY)
-                return RESUME_BAD_HEADER; /* unlock() said why, in the header's own line */
+        if (r == -LUKS_EPOLICY) {
+                SAY(c, LOG_WARNING, "LUKS2 header of %s refused: %s; nothing unlocked, boot continues without "
+                    "resume", dev, why);
+                return RESUME_BAD_HEADER;
+        }
         if (r < 0) {
                 SAY(c, LOG_WARNING, "no key source unlocked %s (%s): boot continues without resume; the "
                     "image, if any, is kept", dev, why);

@@ -235,13 +235,20 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
+/* Why an image is not handed over: the state's reason, the outcome line's why, and what to do. */
+struct refusal {
+        const char *reason;  /* imgcheck_name(), or the ticket's: "stale", "no-ticket", "tpm-counter" */
+        char why[768];
+        char advice[256];    /* "" unless a boot on the right machine would resume it (advise()) */
+};
+
 /*
  * rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first;
  * and with a ticket from thaw's writer the HMAC of the whole stream, under the ticket key.
  * Security: then any changed, moved or replayed sector of the image is refused before the handoff.
  */
 static int verify(const struct resume_ctx *c, const char *dev, const char *mapper, const struct image_info *img,
-                  const struct ticket *t, char *why, size_t size)
+                  const struct ticket *t, struct refusal *ref)
 {
         int64_t t0 = clock_now_ms();
         struct secret *key = NULL;
@@ -255,22 +262,18 @@ static int verify(const struct resume_ctx *c, const char *dev, const char *mappe
                 r = fresh_verify_image(mapper, img, t, key, &v);
         secret_free(key);
         if (r < 0 || v.result != IMGVERIFY_OK) {
-                note_reason(c, imgcheck_name(IMGCHECK_DAMAGED));
+                ref->reason = imgcheck_name(IMGCHECK_DAMAGED);
                 if (r < 0)
-                        snprintf(why, size, "image data is damaged: it cannot be read (%s)", strerror(-r));
+                        snprintf(ref->why, sizeof(ref->why), "image data is damaged: it cannot be read (%s)",
+                                 strerror(-r));
                 else
-                        snprintf(why, size, "image data is damaged: %s", v.why);
+                        snprintf(ref->why, sizeof(ref->why), "image data is damaged: %s", v.why);
                 return 1;
         }
         SAY(c, LOG_INFO, "image verified in %" PRId64 " ms: %s", clock_now_ms() - t0, v.why);
         return 0;
 }
 
-/*
- * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
- * off, 1 (with why) if the kernel would refuse the image, 2 (with why) if it is not the image its
- * ticket t was made for. Facts this machine cannot tell do not count.
- */
 /*
  * For a check a boot on the right machine would pass (the image is fine, this boot is not its
  * machine): what to do to resume it, for rd.thaw.mismatch=poweroff. "" for a damaged image.
@@ -297,8 +300,13 @@ static void advise(enum imgcheck_result r, const struct image_info *img, char *a
         }
 }
 
+/*
+ * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
+ * off, 1 (ref filled in) if the kernel would refuse the image, 2 (ref's why) if it is not the image
+ * its ticket t was made for. Facts this machine cannot tell do not count.
+ */
 static int precheck(const struct resume_ctx *c, const char *dev, const char *mapper, const struct ticket *t,
-                    char *why, size_t size, char *advice, size_t asize)
+                    struct refusal *ref)
 {
         int64_t t0 = clock_now_ms();
         struct machine_info m;
@@ -308,8 +316,8 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
 
         r = image_read(mapper, c->args->offset, &img);
         if (r < 0) {
-                note_reason(c, imgcheck_name(IMGCHECK_MALFORMED));
-                snprintf(why, size, "the image cannot be read (%s)", strerror(-r));
+                ref->reason = imgcheck_name(IMGCHECK_MALFORMED);
+                snprintf(ref->why, sizeof(ref->why), "the image cannot be read (%s)", strerror(-r));
                 return 1;
         }
         /*
@@ -319,19 +327,20 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
          */
         if (t && t->has_image_head && img.defect == IMAGE_OK &&
             (img.crc32 != t->image_crc32 || img.image != t->image_first_map || img.pages != t->image_pages)) {
-                snprintf(why, size, "the image on the device is not the one its ticket was made for (CRC32 %08"
-                         PRIx32 ", ticket %08" PRIx32 "): an older image put back?", img.crc32, t->image_crc32);
+                snprintf(ref->why, sizeof(ref->why), "the image on the device is not the one its ticket was made "
+                         "for (CRC32 %08" PRIx32 ", ticket %08" PRIx32 "): an older image put back?", img.crc32,
+                         t->image_crc32);
                 return 2;
         }
         machine_read(c->root, &m);
         imgcheck_run(&img, &m, c->args->s4_hwsig, &chk);
         if (chk.result != IMGCHECK_OK) {
-                note_reason(c, imgcheck_name(chk.result));
-                snprintf(why, size, "%s", chk.why);
-                advise(chk.result, &img, advice, asize);
+                ref->reason = imgcheck_name(chk.result);
+                snprintf(ref->why, sizeof(ref->why), "%s", chk.why);
+                advise(chk.result, &img, ref->advice, sizeof(ref->advice));
                 return 1;
         }
-        if (c->args->verify && verify(c, dev, mapper, &img, t, why, size))
+        if (c->args->verify && verify(c, dev, mapper, &img, t, ref))
                 return 1;
         SAY(c, LOG_INFO, "image checks passed in %" PRId64 " ms: %" PRIu64 " pages, %s, made with %llu "
             "MiB (%s), e820 checksum %08" PRIx32 " (%s)", clock_now_ms() - t0, img.pages,
@@ -348,11 +357,13 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
  * boot goes on: its ticket is superseded at the end (resume_run()), so it is never resumed.
  */
 static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper, const char *shown,
-                                  const char *why, const char *advice)
+                                  const struct refusal *ref)
 {
+        const char *why = ref->why, *advice = ref->advice;
         char note[160];
         int r;
 
+        note_reason(c, ref->reason);
         if (c->args->mismatch_discard) {
                 r = swsusp_unmark(mapper, c->args->offset);
                 if (r == 0) {
@@ -369,7 +380,7 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
          * Security of the file systems: booting past an image that could still be resumed would
          * mount what it had open, after which resuming it corrupts them. Nothing is mounted yet.
          */
-        if (advice && *advice) {
+        if (*advice) {
                 SAY(c, LOG_EMERG, "not resuming the image on %s: %s; rd.thaw.mismatch=poweroff: powering off "
                     "before anything is mounted, image kept: %s", shown, why, advice);
                 return RESUME_POWEROFF;
@@ -499,12 +510,13 @@ static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *d
  * back.
  */
 static enum resume_outcome drop_stale(const struct resume_ctx *c, const char *mapper, const char *shown,
-                                      const char *why, const char *reason_name)
+                                      const struct refusal *ref)
 {
+        const char *why = ref->why;
         char note[160];
         int r;
 
-        note_reason(c, reason_name);
+        note_reason(c, ref->reason);
         r = swsusp_unmark(mapper, c->args->offset);
         if (r == 0) {
                 SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image discarded, boot continues, swap ready",
@@ -540,51 +552,16 @@ static int count_resume(const struct resume_ctx *c, const char *dev, const char 
         return r;
 }
 
-static enum resume_outcome handle_image(const struct resume_ctx *c, const char *dev, const char *mapper,
-                                        const char *shown)
+/* The image passed its checks: to the kernel, which resumes it (no return) or not; the disk tells which. */
+static enum resume_outcome hand_over(const struct resume_ctx *c, const char *dev, const char *mapper,
+                                     const char *shown, const struct ticket *t)
 {
         const struct thaw_args *a = c->args;
         struct swsusp_header h;
         unsigned maj, min;
-        char note[160], why[768], advice[256];
-        struct ticket t;
+        char note[160];
         int r;
 
-        /*
-         * An image is never handed to a kernel that will not look at it (lockdown says [disabled]):
-         * the mapping would stay open and the real system's swapon would overwrite the image. If
-         * /sys/power cannot be read, the handoff goes ahead and the disk tells what happened.
-         */
-        if (power_hibernation_available(c->root, why, sizeof(why)) == 0) {
-                close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "hibernation is unavailable on this boot (%s): image on %s kept, %s",
-                    why, shown, note);
-                return RESUME_UNAVAILABLE;
-        }
-        switch (judge_ticket(c, dev, &t, why, sizeof(why))) {
-        case FRESH_STALE:
-                return drop_stale(c, mapper, shown, why, "stale");
-        case FRESH_NO_TICKET:
-                /*
-                 * Never resumed by thaw, whatever the policy: powering off would gain nothing (no boot
-                 * resumes it) and would let anyone who deletes the token stop the VM for good. This
-                 * boot goes on, so the image is dropped as a stale one.
-                 */
-                return drop_stale(c, mapper, shown, why, "no-ticket");
-        case FRESH_UNPROVEN:
-                note_reason(c, "tpm-counter");
-                return refuse(c, mapper, shown, why, "start the VM again with the TPM it hibernated with to "
-                              "resume it, or boot with rd.thaw.mismatch=discard to drop it");
-        case FRESH_YES:
-                break;
-        }
-        /* The kernel consumes the image before its own checks: a refusal there would lose it. */
-        advice[0] = '\0';
-        r = precheck(c, dev, mapper, &t, why, sizeof(why), advice, sizeof(advice));
-        if (r == 2)
-                return drop_stale(c, mapper, shown, why, "stale");
-        if (r)
-                return refuse(c, mapper, shown, why, advice);
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
@@ -602,7 +579,7 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                     "kept, %s, boot continues without resume", dev, strerror(-r), note);
                 return RESUME_KEPT;
         }
-        if (t.has_tpm_counter && count_resume(c, dev, shown) < 0) {
+        if (t->has_tpm_counter && count_resume(c, dev, shown) < 0) {
                 close_mapping(c, note, sizeof(note));
                 SAY(c, LOG_WARNING, "not resuming the image on %s: its ticket is consumed, and without the TPM2 "
                     "counter a copy of it could pass again; %s, boot continues without resume", shown, note);
@@ -627,6 +604,56 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
         SAY(c, LOG_WARNING, "kernel did not look at the image on %s (hibernation unavailable?): image "
             "kept, %s", shown, note);
         return RESUME_KEPT;
+}
+
+static enum resume_outcome handle_image(const struct resume_ctx *c, const char *dev, const char *mapper,
+                                        const char *shown)
+{
+        struct refusal ref = { .reason = NULL };
+        char note[160];
+        struct ticket t;
+        int r;
+
+        /*
+         * An image is never handed to a kernel that will not look at it (lockdown says [disabled]):
+         * the mapping would stay open and the real system's swapon would overwrite the image. If
+         * /sys/power cannot be read, the handoff goes ahead and the disk tells what happened.
+         */
+        if (power_hibernation_available(c->root, ref.why, sizeof(ref.why)) == 0) {
+                close_mapping(c, note, sizeof(note));
+                SAY(c, LOG_WARNING, "hibernation is unavailable on this boot (%s): image on %s kept, %s",
+                    ref.why, shown, note);
+                return RESUME_UNAVAILABLE;
+        }
+        switch (judge_ticket(c, dev, &t, ref.why, sizeof(ref.why))) {
+        case FRESH_STALE:
+                ref.reason = "stale";
+                return drop_stale(c, mapper, shown, &ref);
+        case FRESH_NO_TICKET:
+                /*
+                 * Never resumed by thaw, whatever the policy: powering off would gain nothing (no boot
+                 * resumes it) and would let anyone who deletes the token stop the VM for good. This
+                 * boot goes on, so the image is dropped as a stale one.
+                 */
+                ref.reason = "no-ticket";
+                return drop_stale(c, mapper, shown, &ref);
+        case FRESH_UNPROVEN:
+                ref.reason = "tpm-counter";
+                snprintf(ref.advice, sizeof(ref.advice), "start the VM again with the TPM it hibernated with to "
+                         "resume it, or boot with rd.thaw.mismatch=discard to drop it");
+                return refuse(c, mapper, shown, &ref);
+        case FRESH_YES:
+                break;
+        }
+        /* The kernel consumes the image before its own checks: a refusal there would lose it. */
+        r = precheck(c, dev, mapper, &t, &ref);
+        if (r == 2) {
+                ref.reason = "stale";
+                return drop_stale(c, mapper, shown, &ref);
+        }
+        if (r)
+                return refuse(c, mapper, shown, &ref);
+        return hand_over(c, dev, mapper, shown, &t);
 }
 
 /* No image at resume_offset. The mapping stays open for swap only if nothing there could be lost. */

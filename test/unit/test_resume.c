@@ -20,6 +20,7 @@
 #include "luks.h"
 #include "luks_token.h"
 #include "boot/resume.h"
+#include "boot/state.h"
 #include "image/swsusp.h"
 #include "ticket.h"
 
@@ -71,6 +72,15 @@ static int said(const char *needle)
                 if (strstr(fx.lines[i], needle))
                         return 1;
         return 0;
+}
+
+/* The state file the last run left, as thaw status reads it. */
+static const struct state *left_state(void)
+{
+        static struct state s;
+
+        assert_int_equal(state_read(ft_root, &s), 0);
+        return &s;
 }
 
 static void put64(uint8_t *p, uint64_t v)
@@ -1899,6 +1909,74 @@ static void test_counter_increment_fails(void **state)
         assert_int_equal(tk.t.state, TICKET_CONSUMED);
 }
 
+/*
+ * The state's message is the outcome's line, not the last line said: the TPM lock, the ticket's
+ * supersede and a failed power-off are said after it.
+ */
+static void test_state_message_said_after(void **state)
+{
+        const char *poweroff = "not resuming the image on /dev/mapper/thaw-swap: image was made with 768 MiB of "
+                               "memory, this machine has 1024 MiB; rd.thaw.mismatch=poweroff: powering off before "
+                               "anything is mounted, image kept: start the VM again with 768 MiB to resume it, or "
+                               "boot with rd.thaw.mismatch=discard to drop it";
+        struct resume_ops ops = fake_ops;
+        char want[PATH_MAX + 256];
+
+        (void)state;
+        ops.tpm_lock = fake_tpm_lock;
+        fx.lock_err = -EIO;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2", &ops), RESUME_NO_IMAGE);
+        assert_non_null(strstr(last(), "cannot extend TPM2 lock PCR 15"));
+        assert_string_equal(left_state()->message, "no hibernation image on /dev/mapper/thaw-swap: boot continues, "
+                            "swap ready");
+
+        ops = ticket_ops();
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.said = 0;
+        unlink_mapper();
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad", &ops), RESUME_NO_KEY);
+        assert_non_null(strstr(last(), "superseded by this boot (no-key)"));
+        snprintf(want, sizeof(want), "no key source unlocked %s/dev/vdb (keyfile:/keys/bad: wrong key): boot "
+                 "continues without resume; the image, if any, is kept", ft_root);
+        assert_string_equal(left_state()->message, want);
+
+        /* Still here after the power-off: mismatch-kept, and its line is the one that said why. */
+        ticket_fixture();
+        ops.poweroff = failing_poweroff;
+        fx.said = 0;
+        ft_puts("/proc/zoneinfo", "        present  262014\n");
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_MISMATCH_KEPT);
+        assert_true(said("cannot power off (Operation not permitted): boot continues without resume"));
+        assert_non_null(strstr(last(), "superseded by this boot (mismatch-kept)"));
+        assert_string_equal(left_state()->outcome, "mismatch-kept");
+        assert_string_equal(left_state()->reason, "memory");
+        assert_string_equal(left_state()->message, poweroff);
+}
+
+/*
+ * noresume's line comes first and is the outcome's: the wait for the device and a refused header,
+ * said after it, are not the state's message.
+ */
+static void test_state_message_noresume(void **state)
+{
+        struct resume_ops ops = fake_ops;
+
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdq rd.thaw.timeout=1 noresume", &fake_ops), RESUME_NORESUME);
+        assert_string_equal(last(), "waiting up to 1 s for /dev/vdq");
+        assert_string_equal(left_state()->message, "noresume given: not unlocking /dev/vdq; an image on it will not "
+                            "be resumed");
+
+        ops.check_header = refusing_header;
+        fx.said = 0;
+        assert_int_equal(run(TK_CMDLINE " noresume", &ops), RESUME_NORESUME);
+        assert_non_null(strstr(last(), "refused before any key was tried"));
+        assert_string_equal(left_state()->message, "noresume given: not unlocking /dev/vdb; an image on it will not "
+                            "be resumed");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -1960,6 +2038,8 @@ int main(void)
                 T(test_counter_older_refused),
                 T(test_counter_unproven),
                 T(test_counter_increment_fails),
+                T(test_state_message_said_after),
+                T(test_state_message_noresume),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

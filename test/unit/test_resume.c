@@ -74,6 +74,16 @@ static int said(const char *needle)
         return 0;
 }
 
+/* How many times this very line was said. */
+static int times_said(const char *line)
+{
+        int n = 0;
+
+        for (int i = 0; i < fx.said; i++)
+                n += strcmp(fx.lines[i], line) == 0;
+        return n;
+}
+
 /* The state file the last run left, as thaw status reads it. */
 static const struct state *left_state(void)
 {
@@ -1977,6 +1987,130 @@ static void test_state_message_noresume(void **state)
                             "be resumed");
 }
 
+static int probe_not_luks(const char *dev)
+{
+        (void)dev;
+        return 0;
+}
+
+/*
+ * Set up a boot that ends in outcome o, one of the paths tested above, with a fresh ticket for
+ * the image the fixture holds unless o needs otherwise; returns its command line.
+ */
+static const char *outcome_case(enum resume_outcome o, struct resume_ops *ops)
+{
+        *ops = ticket_ops();
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        switch (o) {
+        case RESUME_DISABLED:
+                return "rd.thaw=0";
+        case RESUME_NO_DEVICE:
+                return "root=/dev/vda";
+        case RESUME_NORESUME:
+                return TK_CMDLINE " noresume";
+        case RESUME_BAD_DEVICE:
+                return "rd.thaw.device=vdb";
+        case RESUME_DEVICE_TIMEOUT:
+                return "rd.thaw.device=/dev/vdq rd.thaw.timeout=0";
+        case RESUME_NOT_LUKS:
+                ops->probe = probe_not_luks;
+                break;
+        case RESUME_BAD_HEADER:
+                ops->check_header = refusing_header;
+                break;
+        case RESUME_NO_KEY_SOURCE:
+                return "rd.thaw.device=/dev/vdb";
+        case RESUME_NO_KEY:
+                return "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad";
+        case RESUME_NO_MAPPING:
+                fx.make_node = 0;
+                return TK_CMDLINE " rd.thaw.timeout=0";
+        case RESUME_BAD_MAPPING:
+                fx.mapping_err = -EPROTO;
+                break;
+        case RESUME_NO_IMAGE:
+                fx.header = HDR_SWAP;
+                break;
+        case RESUME_FOREIGN:
+                fx.header = HDR_OTHER;
+                break;
+        case RESUME_OFFSET_MISMATCH:
+                fx.header = HDR_SWAP;
+                fx.header_at = 5;
+                fx.page0 = 1 + HDR_IMAGE;
+                return TK_CMDLINE " resume_offset=5";
+        case RESUME_UNAVAILABLE:
+                ft_puts("/sys/power/disk", "[disabled]\n");
+                break;
+        case RESUME_CONSUMED:
+                break;
+        case RESUME_KEPT:
+                fx.kernel = KERNEL_IGNORES;
+                break;
+        case RESUME_MISMATCH_KEPT:
+                fx.bad_magic = 1;
+                break;
+        case RESUME_MISMATCH_DISCARDED:
+                ft_puts("/proc/zoneinfo", "        present  262014\n");
+                return TK_CMDLINE " rd.thaw.mismatch=discard";
+        case RESUME_STALE:
+                tk.have = 0;
+                break;
+        case RESUME_POWEROFF:
+                ft_puts("/proc/zoneinfo", "        present  262014\n");
+                break;
+        }
+        return TK_CMDLINE;
+}
+
+/* Every outcome leaves its own line, as said once, for thaw status (man thaw(8), MESSAGES). */
+static void test_state_message_every_outcome(void **state)
+{
+        static const char *const lines[] = {
+                [RESUME_DISABLED] = "resume disabled (rd.thaw=0)",
+                [RESUME_NO_DEVICE] = "no device configured (rd.thaw.device=): nothing to do",
+                [RESUME_NORESUME] = "noresume given: not unlocking /dev/vdb",
+                [RESUME_BAD_DEVICE] = "rd.thaw.device=vdb is not UUID=",
+                [RESUME_DEVICE_TIMEOUT] = "device /dev/vdq did not appear within 0 s",
+                [RESUME_NOT_LUKS] = "/dev/vdb is not a LUKS2 container",
+                [RESUME_BAD_HEADER] = "/dev/vdb refused before any key was tried",
+                [RESUME_NO_KEY_SOURCE] = "no key source configured for ",
+                [RESUME_NO_KEY] = "no key source unlocked ",
+                [RESUME_NO_MAPPING] = "/dev/mapper/thaw-swap did not appear after unlocking",
+                [RESUME_BAD_MAPPING] = "/dev/mapper/thaw-swap is not mapped as its header says",
+                [RESUME_NO_IMAGE] = "no hibernation image on /dev/mapper/thaw-swap: boot continues, swap ready",
+                [RESUME_FOREIGN] = "no hibernation image and no swap signature on /dev/mapper/thaw-swap",
+                [RESUME_OFFSET_MISMATCH] = "the offsets disagree; image kept",
+                [RESUME_UNAVAILABLE] = "hibernation is unavailable on this boot",
+                [RESUME_CONSUMED] = "kernel did not resume the image on /dev/mapper/thaw-swap",
+                [RESUME_KEPT] = "kernel did not look at the image on /dev/mapper/thaw-swap",
+                [RESUME_MISMATCH_KEPT] = "image kept, mapping closed, boot continues without resume (rd.thaw.mismatch=",
+                [RESUME_MISMATCH_DISCARDED] = "rd.thaw.mismatch=discard: image discarded",
+                [RESUME_STALE] = "image discarded, boot continues, swap ready",
+                [RESUME_POWEROFF] = "rd.thaw.mismatch=poweroff: powering off before anything is mounted",
+        };
+        struct resume_ops ops;
+
+        for (int o = RESUME_DISABLED; o <= RESUME_POWEROFF; o++) {
+                const char *cmdline, *name = resume_outcome_name((enum resume_outcome)o);
+                const struct state *s;
+
+                assert_int_equal(ft_teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                cmdline = outcome_case((enum resume_outcome)o, &ops);
+                assert_int_equal(run(cmdline, &ops), o);
+                s = left_state();
+                assert_string_equal(s->outcome, name);
+                if (!strstr(s->message, lines[o]) || times_said(s->message) != 1)
+                        fail_msg("%s: the state's message \"%s\" is not its line \"...%s...\", said once", name,
+                                 s->message, lines[o]);
+        }
+        /* A new outcome needs its case here. */
+        assert_string_equal(resume_outcome_name((enum resume_outcome)(RESUME_POWEROFF + 1)), "unknown");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -2040,6 +2174,7 @@ int main(void)
                 T(test_counter_increment_fails),
                 T(test_state_message_said_after),
                 T(test_state_message_noresume),
+                T(test_state_message_every_outcome),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,30 +114,62 @@ const struct resume_ops resume_default_ops = {
 #define SAY resume_say
 
 /*
- * What one run did, for the state file: filled in as run() goes (note_*(), and each message said:
- * the last one is the outcome's line), completed and written by resume_run() alone.
+ * What one run did, for the state file: filled in as run() goes (note_*() as it gets there, settle()
+ * once its outcome is decided), completed and written by resume_run() alone.
  */
 struct resume_result {
         struct state state;
         char dev[PATH_MAX];     /* the LUKS2 device once its header passed, "" before: its ticket may be written */
-        resume_say_fn say;      /* where the messages go on to: the caller's */
-        void *userdata;
 };
 
-/* The say of run()'s context: each message is passed on, and kept. */
-static void result_say(void *userdata, int level, const char *msg)
-{
-        struct resume_result *res = userdata;
+/* An outcome's line, cut where log_sayf() cuts every line; the state file holds one. */
+#define LINE_SIZE sizeof(((struct state *)0)->message)
 
-        snprintf(res->state.message, sizeof(res->state.message), "%s", msg);
-        if (res->say)
-                res->say(res->userdata, level, msg);
+/*
+ * The one place a run's outcome is recorded, and how every path of run() ends: its line (said
+ * already) becomes the state's message and reason (if not NULL) the failed check, whatever is said
+ * after it (the TPM lock, the ticket, a failed power-off).
+ */
+static enum resume_outcome settle(const struct resume_ctx *c, enum resume_outcome o, const char *reason,
+                                  const char *line)
+{
+        if (c->result) {
+                snprintf(c->result->state.message, sizeof(c->result->state.message), "%s", line);
+                snprintf(c->result->state.reason, sizeof(c->result->state.reason), "%s", reason ? reason : "");
+        }
+        return o;
 }
 
-static void note_reason(const struct resume_ctx *c, const char *reason)
+__attribute__((format(printf, 5, 0)))
+static void vsay_kept(const struct resume_ctx *c, int level, char *line, size_t size, const char *fmt, va_list ap)
 {
-        if (c->result)
-                snprintf(c->result->state.reason, sizeof(c->result->state.reason), "%s", reason);
+        vsnprintf(line, size, fmt, ap);
+        SAY(c, level, "%s", line);
+}
+
+/* A line said where it happens and kept for the outcome decided later (noresume's, a refused check's). */
+__attribute__((format(printf, 5, 6)))
+static void say_kept(const struct resume_ctx *c, int level, char *line, size_t size, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsay_kept(c, level, line, size, fmt, ap);
+        va_end(ap);
+}
+
+/* The outcome decided and its line said at once: the usual end of a path. */
+__attribute__((format(printf, 5, 6)))
+static enum resume_outcome conclude(const struct resume_ctx *c, enum resume_outcome o, const char *reason, int level,
+                                    const char *fmt, ...)
+{
+        char line[LINE_SIZE];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsay_kept(c, level, line, sizeof(line), fmt, ap);
+        va_end(ap);
+        return settle(c, o, reason, line);
 }
 
 static void note_header_ok(const struct resume_ctx *c, const char *dev)
@@ -235,13 +268,20 @@ static int close_mapping(const struct resume_ctx *c, char *note, size_t size)
         return r;
 }
 
+/* Why an image is not handed over: the state's reason, the outcome line's why, and what to do. */
+struct refusal {
+        const char *reason;  /* imgcheck_name(), or the ticket's: "stale", "no-ticket", "tpm-counter" */
+        char why[768];
+        char advice[256];    /* "" unless a boot on the right machine would resume it (advise()) */
+};
+
 /*
  * rd.thaw.verify=1: what the kernel's loader checks last (chunk lengths, CRC32), checked first;
  * and with a ticket from thaw's writer the HMAC of the whole stream, under the ticket key.
  * Security: then any changed, moved or replayed sector of the image is refused before the handoff.
  */
 static int verify(const struct resume_ctx *c, const char *dev, const char *mapper, const struct image_info *img,
-                  const struct ticket *t, char *why, size_t size)
+                  const struct ticket *t, struct refusal *ref)
 {
         int64_t t0 = clock_now_ms();
         struct secret *key = NULL;
@@ -255,22 +295,18 @@ static int verify(const struct resume_ctx *c, const char *dev, const char *mappe
                 r = fresh_verify_image(mapper, img, t, key, &v);
         secret_free(key);
         if (r < 0 || v.result != IMGVERIFY_OK) {
-                note_reason(c, imgcheck_name(IMGCHECK_DAMAGED));
+                ref->reason = imgcheck_name(IMGCHECK_DAMAGED);
                 if (r < 0)
-                        snprintf(why, size, "image data is damaged: it cannot be read (%s)", strerror(-r));
+                        snprintf(ref->why, sizeof(ref->why), "image data is damaged: it cannot be read (%s)",
+                                 strerror(-r));
                 else
-                        snprintf(why, size, "image data is damaged: %s", v.why);
+                        snprintf(ref->why, sizeof(ref->why), "image data is damaged: %s", v.why);
                 return 1;
         }
         SAY(c, LOG_INFO, "image verified in %" PRId64 " ms: %s", clock_now_ms() - t0, v.why);
         return 0;
 }
 
-/*
- * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
- * off, 1 (with why) if the kernel would refuse the image, 2 (with why) if it is not the image its
- * ticket t was made for. Facts this machine cannot tell do not count.
- */
 /*
  * For a check a boot on the right machine would pass (the image is fine, this boot is not its
  * machine): what to do to resume it, for rd.thaw.mismatch=poweroff. "" for a damaged image.
@@ -297,8 +333,13 @@ static void advise(enum imgcheck_result r, const struct image_info *img, char *a
         }
 }
 
+/*
+ * What the kernel will check once it has consumed the image, checked before it sees it: 0 to hand
+ * off, 1 (ref filled in) if the kernel would refuse the image, 2 (ref's why) if it is not the image
+ * its ticket t was made for. Facts this machine cannot tell do not count.
+ */
 static int precheck(const struct resume_ctx *c, const char *dev, const char *mapper, const struct ticket *t,
-                    char *why, size_t size, char *advice, size_t asize)
+                    struct refusal *ref)
 {
         int64_t t0 = clock_now_ms();
         struct machine_info m;
@@ -308,8 +349,8 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
 
         r = image_read(mapper, c->args->offset, &img);
         if (r < 0) {
-                note_reason(c, imgcheck_name(IMGCHECK_MALFORMED));
-                snprintf(why, size, "the image cannot be read (%s)", strerror(-r));
+                ref->reason = imgcheck_name(IMGCHECK_MALFORMED);
+                snprintf(ref->why, sizeof(ref->why), "the image cannot be read (%s)", strerror(-r));
                 return 1;
         }
         /*
@@ -319,19 +360,20 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
          */
         if (t && t->has_image_head && img.defect == IMAGE_OK &&
             (img.crc32 != t->image_crc32 || img.image != t->image_first_map || img.pages != t->image_pages)) {
-                snprintf(why, size, "the image on the device is not the one its ticket was made for (CRC32 %08"
-                         PRIx32 ", ticket %08" PRIx32 "): an older image put back?", img.crc32, t->image_crc32);
+                snprintf(ref->why, sizeof(ref->why), "the image on the device is not the one its ticket was made "
+                         "for (CRC32 %08" PRIx32 ", ticket %08" PRIx32 "): an older image put back?", img.crc32,
+                         t->image_crc32);
                 return 2;
         }
         machine_read(c->root, &m);
         imgcheck_run(&img, &m, c->args->s4_hwsig, &chk);
         if (chk.result != IMGCHECK_OK) {
-                note_reason(c, imgcheck_name(chk.result));
-                snprintf(why, size, "%s", chk.why);
-                advise(chk.result, &img, advice, asize);
+                ref->reason = imgcheck_name(chk.result);
+                snprintf(ref->why, sizeof(ref->why), "%s", chk.why);
+                advise(chk.result, &img, ref->advice, sizeof(ref->advice));
                 return 1;
         }
-        if (c->args->verify && verify(c, dev, mapper, &img, t, why, size))
+        if (c->args->verify && verify(c, dev, mapper, &img, t, ref))
                 return 1;
         SAY(c, LOG_INFO, "image checks passed in %" PRId64 " ms: %" PRIu64 " pages, %s, made with %llu "
             "MiB (%s), e820 checksum %08" PRIx32 " (%s)", clock_now_ms() - t0, img.pages,
@@ -348,18 +390,17 @@ static int precheck(const struct resume_ctx *c, const char *dev, const char *map
  * boot goes on: its ticket is superseded at the end (resume_run()), so it is never resumed.
  */
 static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper, const char *shown,
-                                  const char *why, const char *advice)
+                                  const struct refusal *ref)
 {
         char note[160];
         int r;
 
         if (c->args->mismatch_discard) {
                 r = swsusp_unmark(mapper, c->args->offset);
-                if (r == 0) {
-                        SAY(c, LOG_WARNING, "not resuming the image on %s: %s; rd.thaw.mismatch=discard: "
-                            "image discarded, boot continues, swap ready", shown, why);
-                        return RESUME_MISMATCH_DISCARDED;
-                }
+                if (r == 0)
+                        return conclude(c, RESUME_MISMATCH_DISCARDED, ref->reason, LOG_WARNING,
+                                        "not resuming the image on %s: %s; rd.thaw.mismatch=discard: "
+                                        "image discarded, boot continues, swap ready", shown, ref->why);
                 SAY(c, LOG_WARNING, "cannot discard the image on %s (%s): keeping it", shown,
                     strerror(-r));
         }
@@ -369,14 +410,13 @@ static enum resume_outcome refuse(const struct resume_ctx *c, const char *mapper
          * Security of the file systems: booting past an image that could still be resumed would
          * mount what it had open, after which resuming it corrupts them. Nothing is mounted yet.
          */
-        if (advice && *advice) {
-                SAY(c, LOG_EMERG, "not resuming the image on %s: %s; rd.thaw.mismatch=poweroff: powering off "
-                    "before anything is mounted, image kept: %s", shown, why, advice);
-                return RESUME_POWEROFF;
-        }
-        SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image kept, %s, boot continues without "
-            "resume (rd.thaw.mismatch=discard gives the swap back)", shown, why, note);
-        return RESUME_MISMATCH_KEPT;
+        if (*ref->advice)
+                return conclude(c, RESUME_POWEROFF, ref->reason, LOG_EMERG,
+                                "not resuming the image on %s: %s; rd.thaw.mismatch=poweroff: powering off "
+                                "before anything is mounted, image kept: %s", shown, ref->why, ref->advice);
+        return conclude(c, RESUME_MISMATCH_KEPT, ref->reason, LOG_WARNING,
+                        "not resuming the image on %s: %s; image kept, %s, boot continues without "
+                        "resume (rd.thaw.mismatch=discard gives the swap back)", shown, ref->why, note);
 }
 
 /* resume_run()'s TPM2 lock: what it needs to know, filled in as run() gets there. */
@@ -499,22 +539,20 @@ static enum fresh_verdict judge_ticket(const struct resume_ctx *c, const char *d
  * back.
  */
 static enum resume_outcome drop_stale(const struct resume_ctx *c, const char *mapper, const char *shown,
-                                      const char *why, const char *reason_name)
+                                      const struct refusal *ref)
 {
         char note[160];
         int r;
 
-        note_reason(c, reason_name);
         r = swsusp_unmark(mapper, c->args->offset);
-        if (r == 0) {
-                SAY(c, LOG_WARNING, "not resuming the image on %s: %s; image discarded, boot continues, swap ready",
-                    shown, why);
-                return RESUME_STALE;
-        }
+        if (r == 0)
+                return conclude(c, RESUME_STALE, ref->reason, LOG_WARNING,
+                                "not resuming the image on %s: %s; image discarded, boot continues, swap ready",
+                                shown, ref->why);
         close_mapping(c, note, sizeof(note));
-        SAY(c, LOG_WARNING, "not resuming the image on %s: %s; it cannot be discarded (%s): %s, boot continues "
-            "without resume", shown, why, strerror(-r), note);
-        return RESUME_STALE;
+        return conclude(c, RESUME_STALE, ref->reason, LOG_WARNING,
+                        "not resuming the image on %s: %s; it cannot be discarded (%s): %s, boot continues "
+                        "without resume", shown, ref->why, strerror(-r), note);
 }
 
 /*
@@ -540,57 +578,21 @@ static int count_resume(const struct resume_ctx *c, const char *dev, const char 
         return r;
 }
 
-static enum resume_outcome handle_image(const struct resume_ctx *c, const char *dev, const char *mapper,
-                                        const char *shown)
+/* The image passed its checks: to the kernel, which resumes it (no return) or not; the disk tells which. */
+static enum resume_outcome hand_over(const struct resume_ctx *c, const char *dev, const char *mapper,
+                                     const char *shown, const struct ticket *t)
 {
         const struct thaw_args *a = c->args;
         struct swsusp_header h;
         unsigned maj, min;
-        char note[160], why[768], advice[256];
-        struct ticket t;
+        char note[160];
         int r;
 
-        /*
-         * An image is never handed to a kernel that will not look at it (lockdown says [disabled]):
-         * the mapping would stay open and the real system's swapon would overwrite the image. If
-         * /sys/power cannot be read, the handoff goes ahead and the disk tells what happened.
-         */
-        if (power_hibernation_available(c->root, why, sizeof(why)) == 0) {
-                close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "hibernation is unavailable on this boot (%s): image on %s kept, %s",
-                    why, shown, note);
-                return RESUME_UNAVAILABLE;
-        }
-        switch (judge_ticket(c, dev, &t, why, sizeof(why))) {
-        case FRESH_STALE:
-                return drop_stale(c, mapper, shown, why, "stale");
-        case FRESH_NO_TICKET:
-                /*
-                 * Never resumed by thaw, whatever the policy: powering off would gain nothing (no boot
-                 * resumes it) and would let anyone who deletes the token stop the VM for good. This
-                 * boot goes on, so the image is dropped as a stale one.
-                 */
-                return drop_stale(c, mapper, shown, why, "no-ticket");
-        case FRESH_UNPROVEN:
-                note_reason(c, "tpm-counter");
-                return refuse(c, mapper, shown, why, "start the VM again with the TPM it hibernated with to "
-                              "resume it, or boot with rd.thaw.mismatch=discard to drop it");
-        case FRESH_YES:
-                break;
-        }
-        /* The kernel consumes the image before its own checks: a refusal there would lose it. */
-        advice[0] = '\0';
-        r = precheck(c, dev, mapper, &t, why, sizeof(why), advice, sizeof(advice));
-        if (r == 2)
-                return drop_stale(c, mapper, shown, why, "stale");
-        if (r)
-                return refuse(c, mapper, shown, why, advice);
         r = dm_devnum(c->root, a->name, &maj, &min, NULL, 0);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "cannot find the device number of %s (%s): image kept, %s",
-                    shown, strerror(-r), note);
-                return RESUME_NO_MAPPING;
+                return conclude(c, RESUME_NO_MAPPING, NULL, LOG_WARNING,
+                                "cannot find the device number of %s (%s): image kept, %s", shown, strerror(-r), note);
         }
         /*
          * Security of the file systems: consumed before the kernel sees it, so that the image is
@@ -598,15 +600,16 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
          */
         if (c->ops->ticket_set_state && (r = c->ops->ticket_set_state(dev, TICKET_CONSUMED, "resumed")) < 0) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "cannot mark the image's ticket consumed on %s (%s): not resuming it, image "
-                    "kept, %s, boot continues without resume", dev, strerror(-r), note);
-                return RESUME_KEPT;
+                return conclude(c, RESUME_KEPT, NULL, LOG_WARNING,
+                                "cannot mark the image's ticket consumed on %s (%s): not resuming it, image "
+                                "kept, %s, boot continues without resume", dev, strerror(-r), note);
         }
-        if (t.has_tpm_counter && count_resume(c, dev, shown) < 0) {
+        if (t->has_tpm_counter && count_resume(c, dev, shown) < 0) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "not resuming the image on %s: its ticket is consumed, and without the TPM2 "
-                    "counter a copy of it could pass again; %s, boot continues without resume", shown, note);
-                return RESUME_KEPT;
+                return conclude(c, RESUME_KEPT, NULL, LOG_WARNING,
+                                "not resuming the image on %s: its ticket is consumed, and without the TPM2 "
+                                "counter a copy of it could pass again; %s, boot continues without resume",
+                                shown, note);
         }
         lock_tpm(c); /* the resumed system must not unseal either */
         say_peak_memory(c);
@@ -617,16 +620,65 @@ static enum resume_outcome handle_image(const struct resume_ctx *c, const char *
                 SAY(c, LOG_WARNING, "handing %s to the kernel through /sys/power failed (%s)", shown,
                     strerror(-r));
         r = swsusp_read(mapper, a->offset, &h);
-        if (r == 0 && h.kind == SWSUSP_SWAP) {
-                SAY(c, LOG_WARNING, "kernel did not resume the image on %s (it was consumed; see "
-                    "kernel log): boot continues, swap ready", shown);
-                return RESUME_CONSUMED;
-        }
+        if (r == 0 && h.kind == SWSUSP_SWAP)
+                return conclude(c, RESUME_CONSUMED, NULL, LOG_WARNING,
+                                "kernel did not resume the image on %s (it was consumed; see "
+                                "kernel log): boot continues, swap ready", shown);
         /* Image still marked (or unreadable): it can still be resumed, so keep it from swapon. */
         close_mapping(c, note, sizeof(note));
-        SAY(c, LOG_WARNING, "kernel did not look at the image on %s (hibernation unavailable?): image "
-            "kept, %s", shown, note);
-        return RESUME_KEPT;
+        return conclude(c, RESUME_KEPT, NULL, LOG_WARNING,
+                        "kernel did not look at the image on %s (hibernation unavailable?): image "
+                        "kept, %s", shown, note);
+}
+
+static enum resume_outcome handle_image(const struct resume_ctx *c, const char *dev, const char *mapper,
+                                        const char *shown)
+{
+        struct refusal ref = { .reason = NULL };
+        char note[160];
+        struct ticket t;
+        int r;
+
+        /*
+         * An image is never handed to a kernel that will not look at it (lockdown says [disabled]):
+         * the mapping would stay open and the real system's swapon would overwrite the image. If
+         * /sys/power cannot be read, the handoff goes ahead and the disk tells what happened.
+         */
+        if (power_hibernation_available(c->root, ref.why, sizeof(ref.why)) == 0) {
+                close_mapping(c, note, sizeof(note));
+                return conclude(c, RESUME_UNAVAILABLE, NULL, LOG_WARNING,
+                                "hibernation is unavailable on this boot (%s): image on %s kept, %s",
+                                ref.why, shown, note);
+        }
+        switch (judge_ticket(c, dev, &t, ref.why, sizeof(ref.why))) {
+        case FRESH_STALE:
+                ref.reason = "stale";
+                return drop_stale(c, mapper, shown, &ref);
+        case FRESH_NO_TICKET:
+                /*
+                 * Never resumed by thaw, whatever the policy: powering off would gain nothing (no boot
+                 * resumes it) and would let anyone who deletes the token stop the VM for good. This
+                 * boot goes on, so the image is dropped as a stale one.
+                 */
+                ref.reason = "no-ticket";
+                return drop_stale(c, mapper, shown, &ref);
+        case FRESH_UNPROVEN:
+                ref.reason = "tpm-counter";
+                snprintf(ref.advice, sizeof(ref.advice), "start the VM again with the TPM it hibernated with to "
+                         "resume it, or boot with rd.thaw.mismatch=discard to drop it");
+                return refuse(c, mapper, shown, &ref);
+        case FRESH_YES:
+                break;
+        }
+        /* The kernel consumes the image before its own checks: a refusal there would lose it. */
+        r = precheck(c, dev, mapper, &t, &ref);
+        if (r == 2) {
+                ref.reason = "stale";
+                return drop_stale(c, mapper, shown, &ref);
+        }
+        if (r)
+                return refuse(c, mapper, shown, &ref);
+        return hand_over(c, dev, mapper, shown, &t);
 }
 
 /* No image at resume_offset. The mapping stays open for swap only if nothing there could be lost. */
@@ -644,21 +696,20 @@ static enum resume_outcome no_image(const struct resume_ctx *c, const char *mapp
          */
         if (a->offset != 0 && swsusp_read(mapper, 0, &h0) == 0 && h0.kind == SWSUSP_IMAGE) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "no hibernation image on %s at resume_offset=%" PRIu64 ", but page 0 "
-                    "holds one: the offsets disagree; image kept, %s, boot continues without resume",
-                    shown, a->offset, note);
-                return RESUME_OFFSET_MISMATCH;
+                return conclude(c, RESUME_OFFSET_MISMATCH, NULL, LOG_WARNING,
+                                "no hibernation image on %s at resume_offset=%" PRIu64 ", but page 0 "
+                                "holds one: the offsets disagree; image kept, %s, boot continues without resume",
+                                shown, a->offset, note);
         }
-        if (h->kind == SWSUSP_SWAP) {
-                SAY(c, LOG_NOTICE, "no hibernation image on %s: boot continues, swap ready", shown);
-                return RESUME_NO_IMAGE;
-        }
+        if (h->kind == SWSUSP_SWAP)
+                return conclude(c, RESUME_NO_IMAGE, NULL, LOG_NOTICE,
+                                "no hibernation image on %s: boot continues, swap ready", shown);
         /* Neither image nor swap: whatever is there may matter (an image elsewhere), so hands off. */
         close_mapping(c, note, sizeof(note));
-        SAY(c, LOG_WARNING, "no hibernation image and no swap signature on %s at offset %" PRIu64 ": %s "
-            "(an image may sit elsewhere: check resume_offset=; mkswap makes it swap), boot continues "
-            "without resume", shown, a->offset, note);
-        return RESUME_FOREIGN;
+        return conclude(c, RESUME_FOREIGN, NULL, LOG_WARNING,
+                        "no hibernation image and no swap signature on %s at offset %" PRIu64 ": %s "
+                        "(an image may sit elsewhere: check resume_offset=; mkswap makes it swap), boot continues "
+                        "without resume", shown, a->offset, note);
 }
 
 /*
@@ -666,9 +717,10 @@ static enum resume_outcome no_image(const struct resume_ctx *c, const char *mapp
  * switched to cipher_null maps the disk in the clear). Before anything reads through the mapping,
  * its live table, as the kernel holds it, must be the encryption the header says; one thaw made
  * and one that was already active alike. A mapping that is not is closed unread, whatever it holds
- * (even a root file system: its content is not what the header promises). 1 if refused.
+ * (even a root file system: its content is not what the header promises). 1 if refused, its line
+ * said and kept in line.
  */
-static int check_mapping(const struct resume_ctx *c, const char *dev, const char *shown)
+static int check_mapping(const struct resume_ctx *c, const char *dev, const char *shown, char *line, size_t size)
 {
         char why[512], note[160];
         int r;
@@ -685,15 +737,15 @@ static int check_mapping(const struct resume_ctx *c, const char *dev, const char
                 snprintf(note, sizeof(note), "closing the mapping failed (%s): do not use it", strerror(-r));
         else
                 snprintf(note, sizeof(note), "mapping closed");
-        SAY(c, LOG_WARNING, "%s is not mapped as its header says: %s; %s, boot continues without resume",
-            shown, why, note);
+        say_kept(c, LOG_WARNING, line, size,
+                 "%s is not mapped as its header says: %s; %s, boot continues without resume", shown, why, note);
         return 1;
 }
 
 static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
         const struct thaw_args *a = c->args;
-        char mapper[PATH_MAX], shown[DM_MAPPER_PATH_MAX], note[160];
+        char mapper[PATH_MAX], shown[DM_MAPPER_PATH_MAX], note[160], line[LINE_SIZE];
         struct swsusp_header h;
         int r;
 
@@ -706,19 +758,19 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
                 r = wait_path(mapper, max64(deadline, clock_now_ms() + MAPPING_GRACE_MS));
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "%s did not appear after unlocking %s: %s, boot continues without "
-                    "resume; the image, if any, is kept", shown, dev, note);
-                return RESUME_NO_MAPPING;
+                return conclude(c, RESUME_NO_MAPPING, NULL, LOG_WARNING,
+                                "%s did not appear after unlocking %s: %s, boot continues without "
+                                "resume; the image, if any, is kept", shown, dev, note);
         }
         note_device(c, shown);
-        if (check_mapping(c, dev, shown))
-                return RESUME_BAD_MAPPING;
+        if (check_mapping(c, dev, shown, line, sizeof(line)))
+                return settle(c, RESUME_BAD_MAPPING, NULL, line);
         r = swsusp_read(mapper, a->offset, &h);
         if (r < 0) {
                 close_mapping(c, note, sizeof(note));
-                SAY(c, LOG_WARNING, "cannot read the header page of %s at offset %" PRIu64 " (%s): %s, "
-                    "boot continues without resume", shown, a->offset, strerror(-r), note);
-                return RESUME_NO_MAPPING;
+                return conclude(c, RESUME_NO_MAPPING, NULL, LOG_WARNING,
+                                "cannot read the header page of %s at offset %" PRIu64 " (%s): %s, "
+                                "boot continues without resume", shown, a->offset, strerror(-r), note);
         }
         if (h.kind == SWSUSP_IMAGE)
                 return handle_image(c, dev, mapper, shown);
@@ -729,9 +781,10 @@ static enum resume_outcome after_unlock(const struct resume_ctx *c, const char *
  * Security: the LUKS2 header is not authenticated. Before any key is tried on it, it must be what
  * thaw set up (luks_policy.h) and, if a fingerprint is pinned, that very header: a cipher_null
  * segment would map an attacker's cleartext image, a cipher_null keyslot opens with any key, a
- * digest asking for 2^32 iterations would hold the boot. Refused: nothing unlocked, nothing written.
+ * digest asking for 2^32 iterations would hold the boot. Refused: nothing unlocked, nothing written;
+ * a negative errno, the refusal's line said and kept in line.
  */
-static int check_header(const struct resume_ctx *c, const char *dev, int64_t deadline)
+static int check_header(const struct resume_ctx *c, const char *dev, int64_t deadline, char *line, size_t size)
 {
         struct luks_policy p = unlock_policy(c, deadline);
         char why[LUKS_POLICY_WHY_MAX], note[512] = "nothing unlocked", closed[160];
@@ -753,68 +806,19 @@ static int check_header(const struct resume_ctx *c, const char *dev, int64_t dea
                 close_mapping(c, closed, sizeof(closed));
                 snprintf(note, sizeof(note), "/dev/mapper/%s was already open: %s", c->args->name, closed);
         }
-        SAY(c, LOG_WARNING, "LUKS2 header of %s refused before any key was tried: %s; %s, boot continues "
-            "without resume", dev, why, note);
+        say_kept(c, LOG_WARNING, line, size,
+                 "LUKS2 header of %s refused before any key was tried: %s; %s, boot continues "
+                 "without resume", dev, why, note);
         return r < 0 ? r : -EINVAL;
 }
 
-static enum resume_outcome run(const struct resume_ctx *c)
+/* The header passed: open the device (or take its open mapping) and go on with what it holds. */
+static enum resume_outcome open_device(const struct resume_ctx *c, const char *dev, int64_t deadline)
 {
         const struct thaw_args *a = c->args;
-        char dev[PATH_MAX], why[REASONS_MAX];
-        int64_t deadline;
+        char why[REASONS_MAX];
         int r;
 
-        if (a->disabled) {
-                SAY(c, LOG_NOTICE, "resume disabled (rd.thaw=0)");
-                return RESUME_DISABLED;
-        }
-        if (!*a->device) {
-                SAY(c, LOG_NOTICE, "no device configured (rd.thaw.device=): nothing to do");
-                return RESUME_NO_DEVICE;
-        }
-        /*
-         * noresume: the user wants this boot fresh. Nothing is unlocked, but the device is found so
-         * that an image's ticket can be superseded (resume_run()): this boot mounts what it had open.
-         */
-        if (a->noresume)
-                SAY(c, LOG_NOTICE, "%s given: not unlocking %s; an image on it will not be resumed",
-                    a->noresume_by ? a->noresume_by : "noresume", a->device);
-        if (devspec_check(a->device) < 0) {
-                SAY(c, LOG_WARNING, "rd.thaw.device=%s is not UUID=, PARTUUID=, LABEL= or a /dev path: "
-                    "boot continues without resume", a->device);
-                return RESUME_BAD_DEVICE;
-        }
-        deadline = clock_now_ms() + (int64_t)a->timeout_s * 1000;
-        if (c->lock)
-                c->lock->deadline_ms = deadline;
-        r = wait_device(c, deadline, dev, sizeof(dev));
-        if (r < 0 && a->noresume)
-                return RESUME_NORESUME;
-        if (r < 0) {
-                SAY(c, LOG_WARNING, "device %s did not appear within %u s: boot continues without resume",
-                    a->device, a->timeout_s);
-                return RESUME_DEVICE_TIMEOUT;
-        }
-        r = c->ops->probe(dev);
-        if (r <= 0 && a->noresume)
-                return RESUME_NORESUME;
-        if (r <= 0) {
-                if (r == 0)
-                        SAY(c, LOG_WARNING, "%s is not a LUKS2 container: boot continues without resume",
-                            dev);
-                else
-                        SAY(c, LOG_WARNING, "%s is not a LUKS2 container (cannot read it: %s): boot "
-                            "continues without resume", dev, strerror(-r));
-                return RESUME_NOT_LUKS;
-        }
-        if (c->lock)
-                snprintf(c->lock->dev, sizeof(c->lock->dev), "%s", dev);
-        if (check_header(c, dev, deadline) < 0)
-                return a->noresume ? RESUME_NORESUME : RESUME_BAD_HEADER;
-        note_header_ok(c, dev);
-        if (a->noresume)
-                return RESUME_NORESUME;
         if (c->ops->is_active(a->name) == 1) {
                 SAY(c, LOG_INFO, "/dev/mapper/%s is already active: using it", a->name);
                 return after_unlock(c, dev, deadline);
@@ -826,20 +830,77 @@ static enum resume_outcome run(const struct resume_ctx *c)
          * with a "key" from keyfile:/etc/os-release or a predictable fw_cfg blob, name that source
          * in a token, and have us hand the kernel an image of their making.
          */
-        if (!*a->key) {
-                SAY(c, LOG_WARNING, "no key source configured for %s (rd.thaw.key= or key= in %s): boot "
-                    "continues without resume; the image, if any, is kept", dev, ARGS_CONF_PATH);
-                return RESUME_NO_KEY_SOURCE;
-        }
+        if (!*a->key)
+                return conclude(c, RESUME_NO_KEY_SOURCE, NULL, LOG_WARNING,
+                                "no key source configured for %s (rd.thaw.key= or key= in %s): boot "
+                                "continues without resume; the image, if any, is kept", dev, ARGS_CONF_PATH);
         r = unlock_device(c, &c->lock->keys, dev, deadline, why, sizeof(why));
         if (r == -LUKS_EPOLICY)
-                return RESUME_BAD_HEADER; /* unlock() said why, in the header's own line */
-        if (r < 0) {
-                SAY(c, LOG_WARNING, "no key source unlocked %s (%s): boot continues without resume; the "
-                    "image, if any, is kept", dev, why);
-                return RESUME_NO_KEY;
-        }
+                return conclude(c, RESUME_BAD_HEADER, NULL, LOG_WARNING,
+                                "LUKS2 header of %s refused: %s; nothing unlocked, boot continues without resume",
+                                dev, why);
+        if (r < 0)
+                return conclude(c, RESUME_NO_KEY, NULL, LOG_WARNING,
+                                "no key source unlocked %s (%s): boot continues without resume; the "
+                                "image, if any, is kept", dev, why);
         return after_unlock(c, dev, deadline);
+}
+
+static enum resume_outcome run(const struct resume_ctx *c)
+{
+        const struct thaw_args *a = c->args;
+        char dev[PATH_MAX], skip[LINE_SIZE] = "", line[LINE_SIZE];
+        int64_t deadline;
+        int r;
+
+        if (a->disabled)
+                return conclude(c, RESUME_DISABLED, NULL, LOG_NOTICE, "resume disabled (rd.thaw=0)");
+        if (!*a->device)
+                return conclude(c, RESUME_NO_DEVICE, NULL, LOG_NOTICE,
+                                "no device configured (rd.thaw.device=): nothing to do");
+        /*
+         * noresume: the user wants this boot fresh. Nothing is unlocked, but the device is found so
+         * that an image's ticket can be superseded (resume_run()): this boot mounts what it had open.
+         * Its line comes first, and stays the outcome's if the device is missing or its header refused.
+         */
+        if (a->noresume)
+                say_kept(c, LOG_NOTICE, skip, sizeof(skip),
+                         "%s given: not unlocking %s; an image on it will not be resumed",
+                         a->noresume_by ? a->noresume_by : "noresume", a->device);
+        if (devspec_check(a->device) < 0)
+                return conclude(c, RESUME_BAD_DEVICE, NULL, LOG_WARNING,
+                                "rd.thaw.device=%s is not UUID=, PARTUUID=, LABEL= or a /dev path: "
+                                "boot continues without resume", a->device);
+        deadline = clock_now_ms() + (int64_t)a->timeout_s * 1000;
+        if (c->lock)
+                c->lock->deadline_ms = deadline;
+        r = wait_device(c, deadline, dev, sizeof(dev));
+        if (r < 0 && a->noresume)
+                return settle(c, RESUME_NORESUME, NULL, skip);
+        if (r < 0)
+                return conclude(c, RESUME_DEVICE_TIMEOUT, NULL, LOG_WARNING,
+                                "device %s did not appear within %u s: boot continues without resume",
+                                a->device, a->timeout_s);
+        r = c->ops->probe(dev);
+        if (r <= 0 && a->noresume)
+                return settle(c, RESUME_NORESUME, NULL, skip);
+        if (r == 0)
+                return conclude(c, RESUME_NOT_LUKS, NULL, LOG_WARNING,
+                                "%s is not a LUKS2 container: boot continues without resume", dev);
+        if (r < 0)
+                return conclude(c, RESUME_NOT_LUKS, NULL, LOG_WARNING,
+                                "%s is not a LUKS2 container (cannot read it: %s): boot "
+                                "continues without resume", dev, strerror(-r));
+        if (c->lock)
+                snprintf(c->lock->dev, sizeof(c->lock->dev), "%s", dev);
+        r = check_header(c, dev, deadline, line, sizeof(line));
+        if (r < 0 && !a->noresume)
+                return settle(c, RESUME_BAD_HEADER, NULL, line);
+        if (r == 0)
+                note_header_ok(c, dev);
+        if (a->noresume)
+                return settle(c, RESUME_NORESUME, NULL, skip);
+        return open_device(c, dev, deadline);
 }
 
 const char *resume_outcome_name(enum resume_outcome o)
@@ -908,19 +969,17 @@ static void supersede(const struct resume_ctx *c, struct resume_result *res, enu
 
 enum resume_outcome resume_run(const struct resume_ctx *c)
 {
-        struct resume_result res = { .say = c->say, .userdata = c->userdata };
+        struct resume_result res = { .dev = "" };
         struct resume_lock lock = { .done = false, .keys = { .parsed = false } };
-        struct resume_ctx outer = *c, inner;
+        struct resume_ctx outer = *c;
         enum resume_outcome o;
         int r;
 
         outer.lock = &lock;
         outer.result = &res;
-        inner = outer;
-        inner.say = result_say;
-        inner.userdata = &res;
-        o = run(&inner);
-        lock_tpm(&outer); /* every other path: its message is not the outcome's */
+        o = run(&outer);
+        /* What is said from here on follows the outcome, whose line run() has settle()d. */
+        lock_tpm(&outer); /* every path that did not hand off */
         unlock_keys_free(&outer, &lock.keys);
         if (o == RESUME_POWEROFF && c->ops->poweroff) {
                 r = c->ops->poweroff(c->root);

@@ -190,7 +190,7 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
                 if (r == -EPERM)
                         next_source(c, chain, i, reason(r));
                 if (r == -LUKS_EPOLICY)
-                        return r; /* the header changed since check_header(): unlock() says how */
+                        return r; /* the header changed since check_header(): header_changed() says how */
                 if (r != -EPERM) {
                         /* Not the key's fault: another key would fail the same way. */
                         add_reason(why, size, &chain->src[i], "activation failed: ");
@@ -205,22 +205,23 @@ static int try_chain(const struct resume_ctx *c, const struct keychain *chain, c
 /*
  * Security: the header passed check_header(), but the one luks_activate*() loaded (or checked again
  * on its mapping) did not: it changed in between. Whatever key opened it, the mapping is closed
- * (luks.c) and nothing of it is used. The reason comes from checking the device again.
+ * (luks.c) and nothing of it is used. The reason, into why, comes from checking the device again.
  */
-static void header_changed(const struct resume_ctx *c, const char *dev, const struct luks_policy *p)
+static void header_changed(const struct resume_ctx *c, const char *dev, const struct luks_policy *p, char *why,
+                           size_t size)
 {
-        char why[LUKS_POLICY_WHY_MAX];
+        char own[LUKS_POLICY_WHY_MAX];
         int r = -LUKS_EPOLICY;
 
-        why[0] = '\0';
+        own[0] = '\0';
         if (c->ops->check_header)
-                r = c->ops->check_header(dev, p, NULL, why, sizeof(why));
-        if (!why[0])
-                snprintf(why, sizeof(why), "it changed after it was checked and failed the check made when "
+                r = c->ops->check_header(dev, p, NULL, own, sizeof(own));
+        if (own[0])
+                snprintf(why, size, "%s", own);
+        else
+                snprintf(why, size, "it changed after it was checked and failed the check made when "
                          "the key was tried%s%s", r < 0 && r != -LUKS_EPOLICY ? ": " : "",
                          r < 0 && r != -LUKS_EPOLICY ? strerror(-r) : "");
-        resume_say(c, LOG_WARNING, "LUKS2 header of %s refused: %s; nothing unlocked, boot continues without resume",
-            dev, why);
 }
 
 int unlock_device(const struct resume_ctx *c, struct unlock_keys *k, const char *dev, int64_t deadline, char *why,
@@ -246,6 +247,6 @@ int unlock_device(const struct resume_ctx *c, struct unlock_keys *k, const char 
         kc.tokens = unlock_keys_tokens(c, k, dev);
         r = try_chain(c, &k->chain, dev, &kc, &p, why, size);
         if (r == -LUKS_EPOLICY)
-                header_changed(c, dev, &p);
+                header_changed(c, dev, &p, why, size);
         return r;
 }

@@ -33,8 +33,8 @@ struct luks_policy unlock_policy(const struct resume_ctx *c, int64_t deadline);
 
 /*
  * Try each source of the chain on dev, in order: 0 once one unlocks it (said); -LUKS_EPOLICY if the
- * header was refused when a key was tried (its line is said here); else why lists what each
- * source did.
+ * header was refused when a key was tried, why saying how (the caller says the outcome's line); else
+ * why lists what each source did.
  */
 int unlock_device(const struct resume_ctx *c, struct unlock_keys *k, const char *dev, int64_t deadline, char *why,
                   size_t size);

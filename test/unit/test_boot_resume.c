@@ -22,6 +22,7 @@
 #include "luks.h"
 #include "luks_token.h"
 #include "boot/resume.h"
+#include "boot/state.h"
 #include "image/swsusp.h"
 #include "putle.h"
 #include "ticket.h"
@@ -74,6 +75,25 @@ static int said(const char *needle)
                 if (strstr(fx.lines[i], needle))
                         return 1;
         return 0;
+}
+
+/* How many times this very line was said. */
+static int times_said(const char *line)
+{
+        int n = 0;
+
+        for (int i = 0; i < fx.said; i++)
+                n += strcmp(fx.lines[i], line) == 0;
+        return n;
+}
+
+/* The state file the last run left, as thaw status reads it. */
+static const struct state *left_state(void)
+{
+        static struct state s;
+
+        assert_int_equal(state_read(ft_root, &s), 0);
+        return &s;
 }
 
 /*
@@ -1896,6 +1916,198 @@ static void test_counter_increment_fails(void **state)
         assert_int_equal(tk.t.state, TICKET_CONSUMED);
 }
 
+/*
+ * The state's message is the outcome's line, not the last line said: the TPM lock, the ticket's
+ * supersede and a failed power-off are said after it.
+ */
+static void test_state_message_said_after(void **state)
+{
+        const char *poweroff = "not resuming the image on /dev/mapper/thaw-swap: image was made with 768 MiB of "
+                               "memory, this machine has 1024 MiB; rd.thaw.mismatch=poweroff: powering off before "
+                               "anything is mounted, image kept: start the VM again with 768 MiB to resume it, or "
+                               "boot with rd.thaw.mismatch=discard to drop it";
+        struct resume_ops ops = fake_ops;
+        char want[PATH_MAX + 256];
+
+        (void)state;
+        ops.tpm_lock = fake_tpm_lock;
+        fx.lock_err = -EIO;
+        fx.header = HDR_SWAP;
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/good,tpm2", &ops), RESUME_NO_IMAGE);
+        assert_non_null(strstr(last(), "cannot extend TPM2 lock PCR 15"));
+        assert_string_equal(left_state()->message, "no hibernation image on /dev/mapper/thaw-swap: boot continues, "
+                            "swap ready");
+
+        ops = ticket_ops();
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.said = 0;
+        unlink_mapper();
+        assert_int_equal(run("rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad", &ops), RESUME_NO_KEY);
+        assert_non_null(strstr(last(), "superseded by this boot (no-key)"));
+        snprintf(want, sizeof(want), "no key source unlocked %s/dev/vdb (keyfile:/keys/bad: wrong key): boot "
+                 "continues without resume; the image, if any, is kept", ft_root);
+        assert_string_equal(left_state()->message, want);
+
+        /* Still here after the power-off: mismatch-kept, and its line is the one that said why. */
+        ticket_fixture();
+        ops.poweroff = failing_poweroff;
+        fx.said = 0;
+        ft_puts("/proc/zoneinfo", "        present  262014\n");
+        assert_int_equal(run(TK_CMDLINE, &ops), RESUME_MISMATCH_KEPT);
+        assert_true(said("cannot power off (Operation not permitted): boot continues without resume"));
+        assert_non_null(strstr(last(), "superseded by this boot (mismatch-kept)"));
+        assert_string_equal(left_state()->outcome, "mismatch-kept");
+        assert_string_equal(left_state()->reason, "memory");
+        assert_string_equal(left_state()->message, poweroff);
+}
+
+/*
+ * noresume's line comes first and is the outcome's: the wait for the device and a refused header,
+ * said after it, are not the state's message.
+ */
+static void test_state_message_noresume(void **state)
+{
+        struct resume_ops ops = fake_ops;
+
+        (void)state;
+        assert_int_equal(run("rd.thaw.device=/dev/vdq rd.thaw.timeout=1 noresume", &fake_ops), RESUME_NORESUME);
+        assert_string_equal(last(), "waiting up to 1 s for /dev/vdq");
+        assert_string_equal(left_state()->message, "noresume given: not unlocking /dev/vdq; an image on it will not "
+                            "be resumed");
+
+        ops.check_header = refusing_header;
+        fx.said = 0;
+        assert_int_equal(run(TK_CMDLINE " noresume", &ops), RESUME_NORESUME);
+        assert_non_null(strstr(last(), "refused before any key was tried"));
+        assert_string_equal(left_state()->message, "noresume given: not unlocking /dev/vdb; an image on it will not "
+                            "be resumed");
+}
+
+static int probe_not_luks(const char *dev)
+{
+        (void)dev;
+        return 0;
+}
+
+/*
+ * Set up a boot that ends in outcome o, one of the paths tested above, with a fresh ticket for
+ * the image the fixture holds unless o needs otherwise; returns its command line.
+ */
+static const char *outcome_case(enum resume_outcome o, struct resume_ops *ops)
+{
+        *ops = ticket_ops();
+        ticket_fixture();
+        fx.header = HDR_IMAGE;
+        fx.kernel = KERNEL_CONSUMES;
+        switch (o) {
+        case RESUME_DISABLED:
+                return "rd.thaw=0";
+        case RESUME_NO_DEVICE:
+                return "root=/dev/vda";
+        case RESUME_NORESUME:
+                return TK_CMDLINE " noresume";
+        case RESUME_BAD_DEVICE:
+                return "rd.thaw.device=vdb";
+        case RESUME_DEVICE_TIMEOUT:
+                return "rd.thaw.device=/dev/vdq rd.thaw.timeout=0";
+        case RESUME_NOT_LUKS:
+                ops->probe = probe_not_luks;
+                break;
+        case RESUME_BAD_HEADER:
+                ops->check_header = refusing_header;
+                break;
+        case RESUME_NO_KEY_SOURCE:
+                return "rd.thaw.device=/dev/vdb";
+        case RESUME_NO_KEY:
+                return "rd.thaw.device=/dev/vdb rd.thaw.key=keyfile:/keys/bad";
+        case RESUME_NO_MAPPING:
+                fx.make_node = 0;
+                return TK_CMDLINE " rd.thaw.timeout=0";
+        case RESUME_BAD_MAPPING:
+                fx.mapping_err = -EPROTO;
+                break;
+        case RESUME_NO_IMAGE:
+                fx.header = HDR_SWAP;
+                break;
+        case RESUME_FOREIGN:
+                fx.header = HDR_OTHER;
+                break;
+        case RESUME_OFFSET_MISMATCH:
+                fx.header = HDR_SWAP;
+                fx.header_at = 5;
+                fx.page0 = 1 + HDR_IMAGE;
+                return TK_CMDLINE " resume_offset=5";
+        case RESUME_UNAVAILABLE:
+                ft_puts("/sys/power/disk", "[disabled]\n");
+                break;
+        case RESUME_CONSUMED:
+                break;
+        case RESUME_KEPT:
+                fx.kernel = KERNEL_IGNORES;
+                break;
+        case RESUME_MISMATCH_KEPT:
+                fx.bad_magic = 1;
+                break;
+        case RESUME_MISMATCH_DISCARDED:
+                ft_puts("/proc/zoneinfo", "        present  262014\n");
+                return TK_CMDLINE " rd.thaw.mismatch=discard";
+        case RESUME_STALE:
+                tk.have = 0;
+                break;
+        case RESUME_POWEROFF:
+                ft_puts("/proc/zoneinfo", "        present  262014\n");
+                break;
+        }
+        return TK_CMDLINE;
+}
+
+/* Every outcome leaves its own line, as said once, for thaw status (man thaw(8), MESSAGES). */
+static void test_state_message_every_outcome(void **state)
+{
+        static const char *const lines[] = {
+                [RESUME_DISABLED] = "resume disabled (rd.thaw=0)",
+                [RESUME_NO_DEVICE] = "no device configured (rd.thaw.device=): nothing to do",
+                [RESUME_NORESUME] = "noresume given: not unlocking /dev/vdb",
+                [RESUME_BAD_DEVICE] = "rd.thaw.device=vdb is not UUID=",
+                [RESUME_DEVICE_TIMEOUT] = "device /dev/vdq did not appear within 0 s",
+                [RESUME_NOT_LUKS] = "/dev/vdb is not a LUKS2 container",
+                [RESUME_BAD_HEADER] = "/dev/vdb refused before any key was tried",
+                [RESUME_NO_KEY_SOURCE] = "no key source configured for ",
+                [RESUME_NO_KEY] = "no key source unlocked ",
+                [RESUME_NO_MAPPING] = "/dev/mapper/thaw-swap did not appear after unlocking",
+                [RESUME_BAD_MAPPING] = "/dev/mapper/thaw-swap is not mapped as its header says",
+                [RESUME_NO_IMAGE] = "no hibernation image on /dev/mapper/thaw-swap: boot continues, swap ready",
+                [RESUME_FOREIGN] = "no hibernation image and no swap signature on /dev/mapper/thaw-swap",
+                [RESUME_OFFSET_MISMATCH] = "the offsets disagree; image kept",
+                [RESUME_UNAVAILABLE] = "hibernation is unavailable on this boot",
+                [RESUME_CONSUMED] = "kernel did not resume the image on /dev/mapper/thaw-swap",
+                [RESUME_KEPT] = "kernel did not look at the image on /dev/mapper/thaw-swap",
+                [RESUME_MISMATCH_KEPT] = "image kept, mapping closed, boot continues without resume (rd.thaw.mismatch=",
+                [RESUME_MISMATCH_DISCARDED] = "rd.thaw.mismatch=discard: image discarded",
+                [RESUME_STALE] = "image discarded, boot continues, swap ready",
+                [RESUME_POWEROFF] = "rd.thaw.mismatch=poweroff: powering off before anything is mounted",
+        };
+        struct resume_ops ops;
+
+        for (int o = RESUME_DISABLED; o <= RESUME_POWEROFF; o++) {
+                const char *cmdline, *name = resume_outcome_name((enum resume_outcome)o);
+                const struct state *s;
+
+                assert_int_equal(ft_teardown(state), 0);
+                assert_int_equal(setup(state), 0);
+                cmdline = outcome_case((enum resume_outcome)o, &ops);
+                assert_int_equal(run(cmdline, &ops), o);
+                s = left_state();
+                assert_string_equal(s->outcome, name);
+                if (!strstr(s->message, lines[o]) || times_said(s->message) != 1)
+                        fail_msg("%s: the state's message \"%s\" is not its line \"...%s...\", said once", name,
+                                 s->message, lines[o]);
+        }
+        /* A new outcome needs its case here. */
+        assert_string_equal(resume_outcome_name((enum resume_outcome)(RESUME_POWEROFF + 1)), "unknown");
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, ft_teardown)
@@ -1957,6 +2169,9 @@ int main(void)
                 T(test_counter_older_refused),
                 T(test_counter_unproven),
                 T(test_counter_increment_fails),
+                T(test_state_message_said_after),
+                T(test_state_message_noresume),
+                T(test_state_message_every_outcome),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

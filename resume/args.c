@@ -342,6 +342,55 @@ int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size)
         return r;
 }
 
+/* The text of setting KEY in a, in num (24 bytes) for numbers; NULL for a key thaw.conf lacks. */
+static const char *setting_text(const struct thaw_args *a, const char *key, char num[24])
+{
+        if (strcmp(key, "device") == 0)
+                return a->device;
+        if (strcmp(key, "key") == 0)
+                return a->key;
+        if (strcmp(key, "name") == 0)
+                return a->name;
+        if (strcmp(key, "header") == 0)
+                return a->header;
+        if (strcmp(key, "allow-url") == 0)
+                return a->allow_url;
+        if (strcmp(key, "swapin") == 0)
+                return a->swapin;
+        if (strcmp(key, "writer") == 0)
+                return a->writer;
+        if (strcmp(key, "mismatch") == 0)
+                return a->mismatch_discard ? "discard" : "poweroff";
+        if (strcmp(key, "verify") == 0)
+                return a->verify ? "1" : "0";
+        if (strcmp(key, "image_size") == 0 && a->image_size_kib == UINT64_MAX)
+                return "";
+        if (strcmp(key, "image_size") == 0)
+                snprintf(num, 24, "%lluK", (unsigned long long)a->image_size_kib);
+        else if (strcmp(key, "timeout") == 0)
+                snprintf(num, 24, "%u", a->timeout_s);
+        else if (strcmp(key, "offset") == 0)
+                snprintf(num, 24, "%llu", (unsigned long long)a->offset);
+        else
+                return NULL;
+        return num;
+}
+
+int args_get(const struct thaw_args *a, const char *key, char *buf, size_t size)
+{
+        char num[24];
+        const char *text = setting_text(a, key, num);
+        size_t n;
+
+        if (!text)
+                return -ENOENT;
+        n = strlen(text);
+        if (n >= size)
+                return -ENAMETOOLONG;
+        memcpy(buf, text, n + 1);
+        return n > 0;
+}
+
 #define CMDLINE_D "/etc/cmdline.d"
 #define CMDLINE_D_MAX 64      /* files read from it */
 

@@ -71,6 +71,14 @@ int args_name_valid(const char *name);
  */
 int args_format_cmdline(const struct thaw_args *a, char *buf, size_t size);
 
+/*
+ * The value of setting KEY (a thaw.conf key: device, key, name, offset, timeout, ...) in a, as
+ * thaw.conf would write it, its default included (timeout 30, name thaw-swap). Returns 1 and the
+ * value in buf, 0 and "" when it has none (device, key, header, allow-url, image_size unset),
+ * -ENOENT for a key thaw.conf does not have, -ENAMETOOLONG if buf is too small.
+ */
+int args_get(const struct thaw_args *a, const char *key, char *buf, size_t size);
+
 
 /* args_load(): ROOT/etc/thaw/thaw.conf alone, as dracut's host-only image stores it (thaw config). */
 #define ARGS_LOAD_CONF_ONLY 1u

@@ -10,31 +10,6 @@ thaw_bin() {
     echo "${THAW_BINARY:-/usr/sbin/thaw}"
 }
 
-# Does this initramfs need the TPM2 pieces? Always without hostonly; with it, only when the key
-# chain in thaw.conf names a tpm2 or systemd-tpm2 source (the chain, not the header, decides what
-# the boot uses). thaw.conf allows blanks around "=" and a quoted value; a false match only costs
-# a library, a miss costs the TPM at boot.
-thaw_needs_tpm2() {
-    [[ $hostonly ]] || return 0
-    grep -qE '^[[:space:]]*key[[:space:]]*=.*tpm2' "$dracutsysrootdir/etc/thaw/thaw.conf" 2> /dev/null
-}
-
-# Whether the key chain the boot will use names an imds: source, so the initramfs needs a link
-# (DHCP) and libcurl. thaw_network=yes|no in dracut.conf decides outright (a chain that only the
-# kernel command line names, or an initramfs built for other hosts); otherwise, host-only, the
-# chain of thaw.conf, of the running kernel's command line and of dracut's kernel_cmdline.
-thaw_wants_network() {
-    case ${thaw_network:-} in
-        yes) return 0 ;;
-        no) return 1 ;;
-    esac
-    [[ $hostonly ]] || return 1
-    grep -qsE '^[[:space:]]*key[[:space:]]*=.*imds:' "$dracutsysrootdir/etc/thaw/thaw.conf" && return 0
-    # shellcheck disable=SC2154 # kernel_cmdline comes from dracut.conf
-    printf '%s %s\n' "$(cat /proc/cmdline 2> /dev/null)" "${kernel_cmdline:-}" | tr ' ' '\n' \
-        | grep -q '^rd\.thaw\.key=.*imds:'
-}
-
 # thaw as it runs at build time: the sysroot's (dracut --sysroot), unless the harness names one.
 thaw_exe() {
     echo "${THAW_BINARY:-$dracutsysrootdir/usr/sbin/thaw}"
@@ -45,13 +20,69 @@ thaw_hostonly() {
     [[ $hostonly ]] && [[ -e "$dracutsysrootdir/etc/thaw/thaw.conf" ]]
 }
 
-# thaw_uses TYPE: the initramfs needs key source TYPE (fwcfg, smbios, drive, imds, keyfile, tpm2):
-# in a host-only image if thaw.conf's key= names it, in a generic image always.
+# thaw_config FALLBACK ARG...: `thaw config ARG... --root SYSROOT`, its output. thaw.conf is read by
+# thaw alone (blanks, quotes, comments, bad lines, its size cap: as the boot will read it); this
+# module parses none of it. Status 0, or 1 as thaw config's (no device); 2 when thaw gives no
+# answer (not runnable on this host, killed, too old for ARG), said with FALLBACK, what the build
+# does instead: as for an image built for any host, never a failed build (the image's own thaw,
+# which may run where this one cannot, reads the copied thaw.conf at boot).
+thaw_config() {
+    local fallback=$1 exe err rc
+    shift
+    exe=$(thaw_exe)
+    { err=$("$exe" config "$@" --root "$dracutsysrootdir" 2>&1 >&3 3>&-); } 3>&1
+    rc=$?
+    ((rc <= 1)) && return "$rc"
+    derror "thaw: '$exe config $*' gave no answer (exit $rc${err:+: ${err//$'\n'/ }}): $fallback"
+    return 2
+}
+
+# thaw_uses TYPE: the initramfs needs key source TYPE (fwcfg, smbios, drive, imds, keyfile, tpm2,
+# systemd-tpm2): in a host-only image if thaw.conf's key= names it, in a generic image always, and
+# when thaw cannot tell (a false match only costs a driver, a miss costs the key at boot).
 thaw_uses() {
     thaw_hostonly || return 0
-    [[ -z ${_thaw_types+x} ]] && _thaw_types=" $("$(thaw_exe)" config --key-types --root "$dracutsysrootdir" \
-        2> /dev/null | tr '\n' ' ')"
+    thaw_key_types || return 0
     [[ $_thaw_types == *" $1 "* ]]
+}
+
+# thaw_key_types: _thaw_types, the types of thaw.conf's key= (" fwcfg tpm2 "), asked once; status 1
+# when thaw gives no answer.
+thaw_key_types() {
+    local out
+    if [[ -z ${_thaw_types+x} ]]; then
+        if out=$(thaw_config "the drivers of every key source go in, the network only with thaw_network=yes" \
+            --key-types) || (($? == 1)); then
+            _thaw_types=" ${out//$'\n'/ } "
+        else
+            _thaw_types=unknown
+        fi
+    fi
+    [[ $_thaw_types != unknown ]]
+}
+
+# Does this initramfs need the TPM2 pieces? When the key chain in thaw.conf names a tpm2 or
+# systemd-tpm2 source (the chain, not the header, decides what the boot uses); otherwise as
+# thaw_uses.
+thaw_needs_tpm2() {
+    thaw_uses tpm2 || thaw_uses systemd-tpm2
+}
+
+# Whether the key chain the boot will use names an imds: source, so the initramfs needs a link
+# (DHCP) and libcurl. thaw_network=yes|no in dracut.conf decides outright (a chain that only the
+# kernel command line names, or an initramfs built for other hosts); otherwise, host-only, the
+# chain of thaw.conf (as thaw reads it: not when thaw cannot tell, the network needs busybox), of
+# the running kernel's command line and of dracut's kernel_cmdline.
+thaw_wants_network() {
+    case ${thaw_network:-} in
+        yes) return 0 ;;
+        no) return 1 ;;
+    esac
+    [[ $hostonly ]] || return 1
+    thaw_hostonly && thaw_key_types && [[ $_thaw_types == *" imds "* ]] && return 0
+    # shellcheck disable=SC2154 # kernel_cmdline comes from dracut.conf
+    printf '%s %s\n' "$(cat /proc/cmdline 2> /dev/null)" "${kernel_cmdline:-}" | tr ' ' '\n' \
+        | grep -q '^rd\.thaw\.key=.*imds:'
 }
 
 # called by dracut (and by install() for a host-only image): thaw.conf as rd.thaw.* arguments.
@@ -60,7 +91,8 @@ thaw_uses() {
 cmdline() {
     local args
     thaw_hostonly || return 0
-    args=$("$(thaw_exe)" config --cmdline --root "$dracutsysrootdir" 2> /dev/null) || return 0
+    args=$(thaw_config "no rd.thaw.* arguments stored, thaw resume reads the copied thaw.conf" \
+        --cmdline) || return 0
     [[ $args ]] && printf ' %s' "$args"
 }
 

@@ -12,14 +12,17 @@
 # refused. thaw writes /sys/power/resume itself, after its checks: one handoff per boot.
 # "Configured" is what `thaw resume` reads: rd.thaw.device= on the kernel command line (or in a
 # host-only image's /etc/cmdline.d), or device= in /etc/thaw/thaw.conf, and no rd.thaw=0.
-# Otherwise systemd-hibernate-resume keeps resume=.
+# Otherwise systemd-hibernate-resume keeps resume=. thaw.conf is thaw's to read (`thaw config`):
+# this script parses none of it.
 
 normal=$1 early=$2
 # Tests point THAW_ROOT at a fixture tree (test/host/t-generator.sh); systemd sets no such variable.
+# thaw is where module-setup.sh installs it.
 root=${THAW_ROOT:-}
+thaw=$root/usr/sbin/thaw
 [ -n "$normal" ] && [ -n "$early" ] && [ -e "$root/etc/initrd-release" ] || exit 0
 
-device='' resume='' disabled='' timeout=''
+device='' resume='' disabled='' timeout='' unanswered=''
 # settimeout VALUE: timeout=VALUE as thaw reads it (digits, at most 3600); thaw ignores any other
 # value and keeps the one before, so does this.
 settimeout() {
@@ -48,11 +51,21 @@ scan() {
 }
 # In thaw resume's order: thaw.conf, a host-only image's /etc/cmdline.d/*.conf, /proc/cmdline.
 # (systemd-hibernate-resume-generator reads resume= from /proc/cmdline only.)
-if grep -Eqs '^[[:space:]]*device[[:space:]]*=[[:space:]]*("[^"]|[^"[:space:]])' "$root/etc/thaw/thaw.conf"; then
-	device=thaw.conf
+# thaw.conf as thaw resume will read it: exit 1 when it names no device or thaw cannot read it
+# (then thaw resume does not use it either), the timeout thaw's default 30 s when it sets none.
+# A thaw that gives no answer at all (missing, not runnable, killed) cannot tell: the file is
+# taken to name a device. Masking then costs at most a resume that systemd-hibernate-resume
+# might have done; not masking could hang the boot on a mapping thaw did not open.
+if [ -e "$root/etc/thaw/thaw.conf" ]; then
+	rc=0
+	"$thaw" config --get device --root "$root" > /dev/null 2>&1 || rc=$?
+	case $rc in
+	0) device=thaw.conf ;;
+	1) ;;
+	*) device=thaw.conf unanswered=$rc ;;
+	esac
+	settimeout "$("$thaw" config --get timeout --root "$root" 2> /dev/null)"
 fi
-settimeout "$(sed -n 's/^[[:space:]]*timeout[[:space:]]*=[[:space:]]*"\{0,1\}\([0-9]*\)"\{0,1\}[[:space:]]*$/\1/p' \
-	"$root/etc/thaw/thaw.conf" 2> /dev/null | sed -n '$p')"
 for f in "$root"/etc/cmdline.d/*.conf; do
 	[ -f "$f" ] && scan "$f"
 done
@@ -73,8 +86,12 @@ if [ -n "$timeout" ]; then
 fi
 
 mkdir -p "$early" && ln -sf /dev/null "$early/systemd-hibernate-resume@.service" || exit 0
+if [ -n "$unanswered" ]; then
+	echo "<4>thaw: /usr/sbin/thaw config gave no answer (exit $unanswered): /etc/thaw/thaw.conf taken to" \
+		"name a device, systemd-hibernate-resume masked" >> "$root/dev/kmsg"
+fi
 if [ -n "$resume" ]; then
 	echo "<5>thaw: resume=$resume on the kernel command line: systemd-hibernate-resume masked," \
-		"thaw-resume.service hands the image to the kernel after its checks" > "$root/dev/kmsg"
+		"thaw-resume.service hands the image to the kernel after its checks" >> "$root/dev/kmsg"
 fi
 exit 0

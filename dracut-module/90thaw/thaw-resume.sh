@@ -10,12 +10,13 @@
 # shellcheck disable=SC1091 # dracut-lib.sh is there in the initramfs
 command -v getarg > /dev/null || . /lib/dracut-lib.sh
 
-# The key chain thaw will use: rd.thaw.key=, else key= in thaw.conf (the same rule as thaw's).
+# The key chain thaw will use: rd.thaw.key=, else key= in thaw.conf (the same rule as thaw's), which
+# only thaw reads; a thaw that cannot run here cannot resume either.
 thaw_key_chain() {
     thaw_k=$(getarg rd.thaw.key=)
-    # sed '$p', not tail: a systemd-flavour initramfs has no busybox applets, only dracut's base tools.
-    [ -n "$thaw_k" ] || thaw_k=$(sed -n 's/^[[:space:]]*key[[:space:]]*=[[:space:]]*//p' /etc/thaw/thaw.conf \
-        2> /dev/null | sed -n '$p')
+    if [ -z "$thaw_k" ] && [ -e /etc/thaw/thaw.conf ]; then
+        thaw_k=$(/usr/sbin/thaw config --get key 2> /dev/null)
+    fi
     echo "$thaw_k"
 }
 

@@ -21,7 +21,7 @@ static const struct {
         { "status", cmd_status, "what thaw resume did with the image at this boot" },
         { "doctor", cmd_doctor, "check the kernel's config and /sys/power for what thaw needs" },
         { "swapin", cmd_swapin, "bring swapped memory back after a resume, within a memory floor" },
-        { "config", cmd_config, "print thaw.conf as kernel arguments (for host-only initramfs images)" },
+        { "config", cmd_config, "print thaw.conf's settings, as thaw reads them (for the dracut module)" },
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* libFuzzer harness: the kernel command line and thaw.conf parsers; input is CMDLINE NUL CONF. */
+/* libFuzzer harness: the command line and thaw.conf parsers, and args_get(); input is CMDLINE NUL CONF. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,6 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = nul ? (size_t)(nul - data) : size;
         char *cmdline = text(data, n, ARGS_CMDLINE_MAX);
         char *conf = nul ? text(nul + 1, size - n - 1, ARGS_CONF_MAX) : NULL;
+        static const char *const keys[] = { "device", "key", "name", "offset", "timeout", "mismatch", "verify",
+                                            "header", "allow-url", "image_size", "swapin", "writer", "" };
         struct thaw_args a;
         char bad[ARGS_TOKEN_MAX], tok[64];
         const char *p;
@@ -45,6 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         ;
                 args_name_valid(cmdline);
         }
+        /* thaw config --get: every setting as parsed, into a buffer smaller than some values. */
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+                args_get(&a, keys[i], tok, sizeof(tok));
         free(cmdline);
         free(conf);
         return 0;

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Host tests of the systemd flavour's thaw-generator on a fixture root: it masks
 # systemd-hibernate-resume@.service exactly when `thaw resume` will act (rd.thaw.device= or device=
-# in thaw.conf, no rd.thaw=0), and says so in the kernel log when resume= is given.
+# in thaw.conf, no rd.thaw=0), and says so in the kernel log when resume= is given. thaw.conf is
+# read by the real thaw ($THAW, installed in the fixture root where the module installs it), as
+# thaw resume will read it; the generator never fails the boot, whatever the file or the binary.
 set -u
 
+: "${THAW:?THAW must name the thaw binary}"
 # shellcheck source=test/host/lib.sh
 . "$(dirname "$0")/lib.sh"
 gen=$top/dracut-module/90thaw/thaw-generator.sh
@@ -20,13 +23,16 @@ said() {
 	fi
 }
 
+# The thaw in the initramfs: $THAW unless a test sets $bin (a broken one, or "" for none).
+bin=$THAW
 # generate CMDLINE [THAW.CONF]: the generator in a new initramfs root with that kernel command line
 # and thaw.conf (none if not given); its status in $rc.
 generate() {
 	rm -rf "$root" "$tmp/normal" "$tmp/early" "$tmp/late"
-	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev"
+	mkdir -p "$root/etc/thaw" "$root/proc" "$root/dev" "$root/usr/sbin"
 	: > "$root/etc/initrd-release"
 	: > "$root/dev/kmsg"
+	[ -n "$bin" ] && ln -s "$bin" "$root/usr/sbin/thaw"
 	echo "$1" > "$root/proc/cmdline"
 	[ $# -ge 2 ] && printf '%s\n' "$2" > "$root/etc/thaw/thaw.conf"
 	THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late"
@@ -63,6 +69,42 @@ expect_mask "rd.thaw=0 then rd.thaw=1: the last wins, masked" yes "thaw: resume=
 expect_mask "empty rd.thaw.device=, as thaw ignores it: not masked" no "" "rd.thaw.device= resume=/dev/vdb"
 expect_mask "a glob in the command line is not expanded" yes "thaw: resume=/dev/*" \
 	"rd.thaw.device=/dev/vd* resume=/dev/*"
+
+# thaw.conf as a person writes it, or as an attacker would, read by thaw as thaw resume will.
+expect_mask "blanks around = and a quoted value: masked" yes "" "quiet" '   device   =   "UUID=1234"   '
+expect_mask "a commented-out # device=: not masked" no "" "resume=/dev/vdb" \
+	"$(printf '# device=UUID=1234\n\t#device=/dev/vdb\ntimeout=10')"
+expect_mask "an empty device= after a good one keeps it, as thaw does: masked" yes "" "quiet" \
+	"$(printf 'device=/dev/vdb\ndevice=')"
+big=$(printf 'device=/dev/vdb\n%17000s' '' | tr ' ' '#')
+expect_mask "thaw.conf over thaw's 16 KiB cap: thaw reads none of it, not masked" no "" "resume=/dev/vdb" "$big"
+expect_mask "garbage thaw.conf: not masked, and the boot goes on" no "" "resume=/dev/vdb" \
+	"$(printf '\177ELF\002\001\001\001device\001=/dev/vdb\n\377\376 = ')"
+expect_mask "garbage thaw.conf, device on the command line: masked" yes "" "rd.thaw.device=/dev/vdb" \
+	"$(printf '\377\376\375')"
+# thaw.conf a directory: thaw cannot read it, nor can thaw resume.
+generate "resume=/dev/vdb"
+rm -rf "$tmp/early"
+mkdir "$root/etc/thaw/thaw.conf"
+if THAW_ROOT=$root sh "$gen" "$tmp/normal" "$tmp/early" "$tmp/late" && [ ! -e "$tmp/early/$mask" ]; then
+	ok "an unreadable thaw.conf (a directory): not masked"
+else
+	not_ok "an unreadable thaw.conf (a directory): not masked"
+fi
+
+# No thaw binary: without thaw.conf, the command line decides as ever; with one, thaw cannot tell
+# and the file counts as naming a device (masked, and said). A thaw killed by a signal, the same.
+bin=''
+expect_mask "no thaw.conf, no thaw: rd.thaw.device= masks quietly" yes "" "rd.thaw.device=/dev/vdb"
+expect_mask "no thaw.conf, no thaw: nothing configured, not masked" no "" "resume=/dev/vdb"
+expect_mask "thaw.conf but no thaw: masked, and said" yes "gave no answer (exit 127)" "quiet" "device=UUID=1234"
+expect_mask "thaw.conf but no thaw, rd.thaw=0: not masked" no "" "rd.thaw=0" "device=UUID=1234"
+printf '#!/bin/sh\nkill -PIPE $$\n' > "$tmp/crash"
+chmod +x "$tmp/crash"
+bin=$tmp/crash
+expect_mask "thaw.conf and a thaw killed by a signal: masked, and said" yes "gave no answer" "resume=/dev/vdb" \
+	"# no device here"
+bin=$THAW
 
 # A host-only image's /etc/cmdline.d, read before /proc/cmdline as thaw resume reads it.
 expect_cmdline_d() {
@@ -122,6 +164,18 @@ expect_timeout "a value thaw refuses (over 3600) keeps the one before" 160 \
 expect_timeout "a value thaw refuses (not a number) keeps the default" "" \
 	"rd.thaw.device=/dev/vdb rd.thaw.timeout=1e9 rd.thaw.timeout=-5 rd.thaw.timeout=99999999999999999999"
 expect_timeout "thaw not configured: no drop-in" "" "rd.thaw.timeout=10"
+expect_timeout "timeout= in thaw.conf, the device on the command line" 300 "rd.thaw.device=/dev/vdb" "timeout=90"
+expect_timeout "a quoted timeout= with blanks" 210 "quiet" "$(printf 'device=/dev/vdb\n  timeout = "45" ')"
+expect_timeout "a later timeout= over 3600 keeps the one before, as thaw does" 240 "quiet" \
+	"$(printf 'device=/dev/vdb\ntimeout=60\ntimeout=4000')"
+expect_timeout "a later empty timeout= keeps the one before, as thaw does" 240 "quiet" \
+	"$(printf 'device=/dev/vdb\ntimeout=60\ntimeout=')"
+expect_timeout "a commented-out # timeout=: thaw's default 30 s, 180 s" 180 "quiet" \
+	"$(printf 'device=/dev/vdb\n# timeout=90')"
+bin=''
+expect_timeout "thaw.conf but no thaw: no timeout from it, no drop-in" "" "quiet" \
+	"$(printf 'device=/dev/vdb\ntimeout=90')"
+bin=$THAW
 
 # The unit's own value is the generator's for the default timeout (30 s), and finite.
 unit=$(dirname "$gen")/thaw-resume.service

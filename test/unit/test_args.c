@@ -427,6 +427,58 @@ static void test_format_cmdline(void **state)
         assert_string_equal(small, "");
 }
 
+/* thaw config --get NAME: each thaw.conf key, its default when unset, nothing for one without a default. */
+static void test_get(void **state)
+{
+        static const char *const none[] = { "device", "key", "header", "allow-url", "image_size" };
+        struct thaw_args a;
+        char buf[256], small[4];
+
+        (void)state;
+        args_init(&a);
+        for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+                assert_int_equal(args_get(&a, none[i], buf, sizeof(buf)), 0);
+                assert_string_equal(buf, "");
+        }
+        assert_int_equal(args_get(&a, "timeout", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "30");
+        assert_int_equal(args_get(&a, "name", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "thaw-swap");
+        assert_int_equal(args_get(&a, "mismatch", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "poweroff");
+        assert_int_equal(args_get(&a, "offset", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "0");
+        assert_int_equal(args_get(&a, "verify", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "0");
+        assert_int_equal(args_get(&a, "swapin", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "prefetch");
+        assert_int_equal(args_get(&a, "writer", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "auto");
+        /* As thaw reads the file: blanks, quotes, comments; a bad line keeps the value before it. */
+        assert_int_equal(args_parse_conf("  device = \"LABEL=my swap\" \n# key=tpm2\nkey=fwcfg:k\n"
+                                         "timeout=45\ntimeout=4000\nimage_size=512M\nmismatch=keep\n"
+                                         "allow-url=http://10.0.0.1\n", &a, NULL, 0), 1);
+        assert_int_equal(args_get(&a, "device", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "LABEL=my swap");
+        assert_int_equal(args_get(&a, "key", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "fwcfg:k");
+        assert_int_equal(args_get(&a, "timeout", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "45");
+        assert_int_equal(args_get(&a, "image_size", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "524288K");
+        assert_int_equal(args_get(&a, "mismatch", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "poweroff");
+        assert_int_equal(args_get(&a, "allow-url", buf, sizeof(buf)), 1);
+        assert_string_equal(buf, "http://10.0.0.1");
+        /* Command line names and unknown keys are not thaw.conf's; a short buffer is left alone. */
+        assert_int_equal(args_get(&a, "rd.thaw.device", buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(args_get(&a, "resume_offset", buf, sizeof(buf)), -ENOENT);
+        assert_int_equal(args_get(&a, "", buf, sizeof(buf)), -ENOENT);
+        memcpy(small, "abc", 4);
+        assert_int_equal(args_get(&a, "device", small, sizeof(small)), -ENAMETOOLONG);
+        assert_string_equal(small, "abc");
+}
+
 static void test_load_args_empty_root(void **state)
 {
         struct said s = { 0 };
@@ -460,6 +512,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_load_args_empty_root, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_load_args_cmdline_d, ft_setup, ft_teardown),
                 cmocka_unit_test(test_format_cmdline),
+                cmocka_unit_test(test_get),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,7 +39,8 @@ static int start_server(void **state)
                 execlp("python3", "python3", SERVER, portfile, SERVER_LIFETIME, (char *)NULL);
                 _exit(127);
         }
-        for (int i = 0; i < 100 && !(f = fopen(portfile, "re")); i++)
+        /* Up to 15 s: python3 alone took more than the 5 s this once waited on a host at load 8. */
+        for (int i = 0; i < 300 && !(f = fopen(portfile, "re")); i++)
                 usleep(50 * 1000);
         if (!f)
                 return -1;

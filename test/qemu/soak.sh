@@ -69,7 +69,7 @@ soak_round() {
         esac
         [[ $res == ok ]] || break
     done
-    tq_since "$t0" > "$tmp/$r.time"
+    printf '%s\n' "$(tq_since "$t0")" > "$tmp/$r.time"
     rm -rf "$TQ_WORK"
     echo "$line" > "$tmp/$r.line"
 }

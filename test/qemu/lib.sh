@@ -2,9 +2,10 @@
 # Shared QEMU harness: Debian kernel + dracut (unpacked, never installed), root and swap disks, boots.
 # shellcheck shell=bash
 #
-# Sourced by test/qemu/*/run.sh, test/qemu/run.sh and test/qemu/demo.sh. Everything it downloads or
-# builds lives in $TQ_CACHE (default .cache/qemu in the repository, git-ignored). Nothing here
-# installs a kernel or dracut or touches the host's boot.
+# Sourced by test/qemu/*/run.sh, test/qemu/run.sh, test/bench/ (the benchmarks, the soak, the demo)
+# and kernel/bench/run.sh. Everything it downloads or builds lives in $TQ_CACHE (default .cache/qemu
+# in the repository, git-ignored). Nothing here installs a kernel or dracut or touches the host's
+# boot.
 
 TQ_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TQ_CACHE=${TQ_CACHE:-$TQ_REPO/.cache/qemu}
@@ -20,7 +21,7 @@ TQ_MEM=${TQ_MEM:-768}              # MiB; the same on every boot (the image reco
 # vCPUs (their figures were taken so).
 TQ_SMP=${TQ_SMP:-1}
 TQ_QEMU=${TQ_QEMU:-qemu-system-x86_64}
-TQ_ACCEL=${TQ_ACCEL:-tcg}    # tcg,thread=single: all vCPUs on one host thread (test/qemu/soak.sh)
+TQ_ACCEL=${TQ_ACCEL:-tcg}    # tcg,thread=single: all vCPUs on one host thread (test/bench/soak.sh)
 # +rdrand: the guest's random pool is ready at once (Debian's RANDOM_TRUST_CPU=y credits RDRAND,
 # which TCG emulates). With plain qemu64 it was ready only after udev had loaded virtio_rng, seconds
 # into the boot, and systemd-udevd's getrandom() waited for it: with Debian's 6.1.176 guest kernel
@@ -641,11 +642,11 @@ TQ_FWCFG_KEY=${TQ_FWCFG_KEY:-}
 # until stopped, inside its hibernation (after "hibernation entry", before any image was written;
 # the last line "Disabling non-boot CPUs" or the console suspend before it) or inside its resume
 # after thaw's handoff (CI: verify's resume boot, silent after "resume from hibernation";
-# integrity-cost.sh: at "Suspending console(s)" after the image was loaded), with no thaw code
-# running. tq_watch_hang stops such a boot after TQ_HANG_SECONDS of silence. Nothing of thaw's was
-# judged there, so it is said loudly and the boot tried again (up to TQ_HANG_RETRIES times:
-# systemd-swapfile's hung twice in a row once) on the disks as they were before it, copied first
-# (a resume's kernel had erased the image's signature); every check still applies.
+# test/bench/integrity-cost.sh: at "Suspending console(s)" after the image was loaded), with no
+# thaw code running. tq_watch_hang stops such a boot after TQ_HANG_SECONDS of silence. Nothing of
+# thaw's was judged there, so it is said loudly and the boot tried again (up to TQ_HANG_RETRIES
+# times: systemd-swapfile's hung twice in a row once) on the disks as they were before it, copied
+# first (a resume's kernel had erased the image's signature); every check still applies.
 TQ_HANG_RETRIES=${TQ_HANG_RETRIES:-3}
 
 # tq_kernel_hung NAME: the boot stopped inside the kernel's hibernation before an image was

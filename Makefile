@@ -139,20 +139,20 @@ test: deps
 
 # Not part of make test: swapoff vs thaw swapin vs nothing in one VM run, table in $(B)/bench-swapin.txt.
 bench-swapin: all
-	BENCH_OUT=$(B)/bench-swapin.txt test/qemu/bench-swapin/bench.sh
+	BENCH_OUT=$(B)/bench-swapin.txt test/bench/bench-swapin/bench.sh
 
 # Not part of make test: thaw hibernate's defaults vs --reclaim vs --image-size 0, table in $(B)/bench-hibernate.txt.
 bench-hibernate: all
-	BENCH_OUT=$(B)/bench-hibernate.txt test/qemu/bench-hibernate/bench.sh
+	BENCH_OUT=$(B)/bench-hibernate.txt test/bench/bench-hibernate/bench.sh
 
 # Not part of make test: SOAK_ROUNDS round trips, each boot tried once, hangs counted by signature
 # (configuration: TQ_SMP, TQ_ACCEL, TQ_CPU, SOAK_APPEND, TQ_KERNEL_PKG); lines added to $(B)/soak.txt.
 soak: all
-	SOAK_OUT=$(B)/soak.txt test/qemu/soak.sh $(SOAK_ROUNDS)
+	SOAK_OUT=$(B)/soak.txt test/bench/soak.sh $(SOAK_ROUNDS)
 
 demo: deps
 	$(MAKE) all
-	test/qemu/demo.sh
+	test/bench/demo.sh
 
 install: all
 	install -D -m 0755 $(B)/thaw $(DESTDIR)$(SBINDIR)/thaw

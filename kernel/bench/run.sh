@@ -21,7 +21,7 @@ export TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-0}
 runs=${KBENCH_RUNS:-3}
 pct=${KBENCH_PCT:-85}
 out=${KBENCH_OUT:-$repo/build/bench-kernel.txt}
-# Read by lib.sh's tq_boot and tq_workdir.
+# Read by the harness's tq_boot and tq_workdir (test/qemu/harness.sh).
 # shellcheck disable=SC2034
 TQ_MEM=${KBENCH_MEM:-1024} TQ_SMP=1
 # Room for what hibernation swaps out plus the image (together at most the memory).

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Host tests of the QEMU harness's hang watcher (test/qemu/lib.sh: tq_boot, tq_watch_hang,
+# Host tests of the QEMU harness's hang watcher (test/qemu/harness.sh: tq_boot, tq_watch_hang,
 # tq_sleep_boot_checked) with a fake QEMU that prints what a hung or a working guest prints: a
 # silent guest and a soft lockup are stopped within seconds, not at the boot timeout; a guest that
 # keeps talking (whole lines, or a progress bar redrawn on one line), or works silently for less

@@ -55,7 +55,10 @@ tq_crafted_build() {
 # ticket fresh). TQ_CRAFTED is the cache entry (craft.log says what the crafting boot saw).
 tq_crafted_image() {
     local kind=$1 key dir swap
-    key=$(tq_hash "${BASH_SOURCE[0]}" "$TQ_REPO/test/qemu/guest-init.sh" \
+    # The image's inputs: this file, the guest's init, harness.sh (its boots make the image: the
+    # kernel's arguments, QEMU's devices), the initramfs and the root image (named by their own
+    # keys, cache.sh among their inputs) and the boots' settings.
+    key=$(tq_hash "${BASH_SOURCE[0]}" "$TQ_REPO/test/qemu/guest-init.sh" "$TQ_REPO/test/qemu/harness.sh" \
         <(echo "$TQ_INITRD $TQ_ROOT_BASE $TQ_MEM $TQ_SMP $TQ_CPU $TQ_SWAP_MIB $TQ_WORKLOAD_MIB ${TQ_CRAFTS[*]}"))
     dir=$TQ_CACHE/images/$key
     # shellcheck disable=SC2034 # read by the scenarios

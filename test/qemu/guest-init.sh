@@ -645,7 +645,7 @@ doctor)
 	doctor
 	;;
 bench)
-	# make bench-swapin brings its own script as fw_cfg opt/test/bench (test/qemu/bench-swapin/guest.sh).
+	# make bench-swapin brings its own script as fw_cfg opt/test/bench (test/bench/bench-swapin/guest.sh).
 	# shellcheck disable=SC1091 # not in the repository's tree at this path
 	. /sys/firmware/qemu_fw_cfg/by_name/opt/test/bench/raw
 	;;

@@ -5,7 +5,8 @@
 # with the disk but not the key can do): dm-integrity turns the changed sector into an I/O error,
 # the kernel does not restore a corrupted image, thaw does not crash, the boot goes on. Last, the
 # untouched copy resumes through dm-integrity with nothing lost. A smaller workload and swap disk
-# keep the integrity wipe and the hibernation short; the costs are measured by integrity-cost.sh.
+# keep the integrity wipe and the hibernation short; the costs are measured by
+# test/bench/integrity-cost.sh.
 #
 # Linux 6.1 writes its image without a single flush, and dm-integrity keeps the last writes in its
 # journal in memory for up to 10 s: an image the kernel wrote would lose its end at power-off

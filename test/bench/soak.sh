@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Soak: N round trips (thaw setup + workload + thaw hibernate, then a resume with nothing lost), each
 # boot tried once, never retried, and every hang counted by its signature. Not part of make test.
-# Usage: test/qemu/soak.sh [ROUNDS]     (make soak SOAK_ROUNDS=N)
+# Usage: test/bench/soak.sh [ROUNDS]     (make soak SOAK_ROUNDS=N)
 # The configuration comes from the harness's variables: TQ_SMP (vCPUs), TQ_ACCEL (tcg, or
 # tcg,thread=single), TQ_CPU (qemu64, qemu64,+rdrand), SOAK_APPEND (more kernel arguments),
 # TQ_KERNEL_PKG with a TQ_CACHE of its own (another Debian guest kernel), and SOAK_JOBS (rounds
@@ -11,7 +11,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=test/qemu/lib.sh
-. "$here/lib.sh"
+. "$here/../qemu/lib.sh"
 
 rounds=${1:-${SOAK_ROUNDS:-10}}
 out=${SOAK_OUT:-$TQ_REPO/build/soak.txt}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # make bench-swapin: swapoff, thaw swapin (prefetch) and doing nothing, side by side in one VM.
 # A 1 GiB guest whose workload holds 700 MiB hibernates with image_size 0 (most of the workload goes
-# to swap) and resumes; then test/qemu/bench-swapin/guest.sh runs BENCH_ROUNDS rounds of the three
+# to swap) and resumes; then test/bench/bench-swapin/guest.sh runs BENCH_ROUNDS rounds of the three
 # variants, interleaved, each after pushing the workload out to swap again, and reads the swap
 # device sequentially as the limit (one reader, and 4 readers at different offsets). The table goes to stdout and to $B/bench-swapin.txt.
 # Not part of make test: it takes 15-40 minutes under TCG.
@@ -16,7 +16,7 @@ export TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-0}
 # Two vCPUs, as the figures in README.md were taken (the test scenarios run with one).
 export TQ_SMP=${TQ_SMP:-2}
 # shellcheck source=test/qemu/lib.sh
-. "$here/../lib.sh"
+. "$here/../../qemu/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-2}
 OUT=${BENCH_OUT:-$TQ_REPO/build/bench-swapin.txt}
 

@@ -17,7 +17,7 @@ export TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-0}
 # Two vCPUs, as the figures in README.md were taken (the test scenarios run with one).
 export TQ_SMP=${TQ_SMP:-2}
 # shellcheck source=test/qemu/lib.sh
-. "$here/lib.sh"
+. "$here/../qemu/lib.sh"
 
 tq_prepare
 tq_workdir integrity-cost

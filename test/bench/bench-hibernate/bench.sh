@@ -22,7 +22,7 @@ export TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-0}
 # Two vCPUs, as the figures in README.md were taken (the test scenarios run with one).
 export TQ_SMP=${TQ_SMP:-2}
 # shellcheck source=test/qemu/lib.sh
-. "$here/../lib.sh"
+. "$here/../../qemu/lib.sh"
 ROUNDS=${BENCH_ROUNDS:-1}
 OUT=${BENCH_OUT:-$TQ_REPO/build/bench-hibernate.txt}
 read -r -a variants <<< "${BENCH_VARIANTS:-kernel reclaim image0 thaw thaw-nomac}"

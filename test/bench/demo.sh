@@ -5,7 +5,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=test/qemu/lib.sh
-. "$here/lib.sh"
+. "$here/../qemu/lib.sh"
 
 exec 2>&1
 tq_prepare

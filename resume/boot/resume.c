@@ -143,7 +143,8 @@ static enum resume_outcome settle(const struct resume_ctx *c, enum resume_outcom
 __attribute__((format(printf, 5, 0)))
 static void vsay_kept(const struct resume_ctx *c, int level, char *line, size_t size, const char *fmt, va_list ap)
 {
-        vsnprintf(line, size, fmt, ap);
+        if (vsnprintf(line, size, fmt, ap) < 0)
+                line[0] = '\0';
         SAY(c, level, "%s", line);
 }
 

@@ -11,7 +11,7 @@
 # (COST_ROUNDS=1 round of both pairs by default, about 4 minutes a pair under TCG).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-# Guest work silent for longer than the harness's 60 s silence limit (swapoff, large images): only
+# Guest work silent for longer than the harness's 30 s silence limit (swapoff, large images): only
 # a silence at the kernel's hibernation or resume steps is a hang here.
 export TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-0}
 # Two vCPUs, as the figures in README.md were taken (the test scenarios run with one).

@@ -16,7 +16,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TQ_MEM=${TQ_MEM:-1024} TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-600} TQ_SWAP_MIB=${TQ_SWAP_MIB:-1600}
 export TQ_BOOT_TIMEOUT=${TQ_BOOT_TIMEOUT:-1800}
-# Guest work silent for longer than the harness's 60 s silence limit (swapoff, large images): only
+# Guest work silent for longer than the harness's 30 s silence limit (swapoff, large images): only
 # a silence at the kernel's hibernation or resume steps is a hang here.
 export TQ_SILENCE_SECONDS=${TQ_SILENCE_SECONDS:-0}
 # Two vCPUs, as the figures in README.md were taken (the test scenarios run with one).

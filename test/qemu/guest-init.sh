@@ -400,9 +400,20 @@ craft() {
 	cut) wr32 "$1" $((map * 4096 + 4088)) 0 ;;
 	plain)
 		# Block by block in order: no block is read through DEV after its raw place was written.
+		# 64 MiB at a time with a line after each: the whole copy took 30 s under TCG, and the
+		# harness takes 30 s without output for a hang.
 		seg=$(cryptsetup luksDump "$craftraw" | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
-		dd if="$1" of="$craftraw" bs=1048576 seek=$((seg / 1048576)) iflag=fullblock conv=notrunc,fsync 2> /dev/null \
-			|| say "craft: copying the plain image to $craftraw failed"
+		total=$(($(blockdev --getsize64 "$1") / 1048576))
+		copied=0
+		while [ "$copied" -lt "$total" ]; do
+			if ! dd if="$1" of="$craftraw" bs=1048576 skip="$copied" seek=$((seg / 1048576 + copied)) count=64 \
+				iflag=fullblock conv=notrunc 2> /dev/null; then
+				say "craft: copying the plain image to $craftraw failed"
+				break
+			fi
+			copied=$((copied + 64))
+			say "crafting plain: $copied of $total MiB copied"
+		done
 		;;
 	flip) corrupt "$1" ;;
 	uts)

@@ -22,18 +22,18 @@ systemd iproute2 procps debhelper dpkg-dev build-essential fakeroot ca-certifica
 
 missing=""
 for p in $PKGS; do
-	status=$(dpkg-query -W -f '${Status}' "$p" 2> /dev/null || true)
-	[ "$status" = "install ok installed" ] || missing="$missing $p"
+    status=$(dpkg-query -W -f '${Status}' "$p" 2> /dev/null || true)
+    [ "$status" = "install ok installed" ] || missing="$missing $p"
 done
 
 if [ -z "$missing" ]; then
-	echo "deps: all present"
-	exit 0
+    echo "deps: all present"
+    exit 0
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing:$missing; run 'make deps' as root to install them" >&2
-	exit 1
+    echo "deps: missing:$missing; run 'make deps' as root to install them" >&2
+    exit 1
 fi
 
 echo "deps: installing:$missing"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Checks every shell script in dracut-module/, test/, kernel/ and .ci/ with shellcheck and the shell's -n,
-# and the C layering: which folders each folder's #include "..." may name.
+# Checks every shell script in dracut-module/, test/, kernel/ and .ci/ with shellcheck and the shell's -n
+# and for the one indentation (4 spaces, no line starts with a tab: .editorconfig), and the C layering: which folders each folder's #include "..." may name.
 
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -11,20 +11,23 @@ command -v shellcheck > /dev/null || { echo "lint: shellcheck missing (run make 
 fails=0
 count=0
 for f in $(find dracut-module test kernel .ci -type f \( -name '*.sh' -o -path .ci/run -o -path kernel/check-tree \) | sort); do
-	first=$(head -n 1 "$f")
-	case "$first" in
-	'#!/bin/sh'*) shell="sh" ;;
-	*bash*) shell=bash ;;
-	*) if grep -q '^# shellcheck shell=bash' "$f"; then shell="bash"; else shell="sh"; fi ;;
-	esac
-	count=$((count + 1))
-	if ! "$shell" -n "$f"; then
-		echo "lint: $f: $shell -n failed" >&2
-		fails=$((fails + 1))
-	fi
-	if ! shellcheck -s "$shell" -x "$f"; then
-		fails=$((fails + 1))
-	fi
+    first=$(head -n 1 "$f")
+    case "$first" in
+    '#!/bin/sh'*) shell="sh" ;;
+    *bash*) shell=bash ;;
+    *) if grep -q '^# shellcheck shell=bash' "$f"; then shell="bash"; else shell="sh"; fi ;;
+    esac
+    count=$((count + 1))
+    if ! "$shell" -n "$f"; then
+        echo "lint: $f: $shell -n failed" >&2
+        fails=$((fails + 1))
+    fi
+    if ! shellcheck -s "$shell" -x "$f"; then
+        fails=$((fails + 1))
+    fi
+    if grep -n "$(printf '^\t')" "$f" | head -n 3 | sed "s|^|lint: $f:|;s|\$| (a tab indents: shell takes 4 spaces)|" | grep . >&2; then
+        fails=$((fails + 1))
+    fi
 done
 echo "lint: $count shell scripts checked, $fails problems"
 
@@ -38,40 +41,40 @@ echo "lint: $count shell scripts checked, $fails problems"
 layer_fails=0
 layer_count=0
 for f in $(find resume crypto test/unit test/fuzz -type f -name '*.[ch]' | sort); do
-	layer_count=$((layer_count + 1))
-	case $f in
-	resume/*/*) from=${f#resume/}; from=${from%%/*} ;;
-	resume/*) from=top ;;
-	crypto/token_plugin.c) from=plugin ;;
-	crypto/*) from=crypto ;;
-	*) from=tests ;;
-	esac
-	incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-	for inc in $incs; do
-		case $inc in
-		*/*) [ -f "resume/$inc" ] && to=${inc%%/*} || to=missing ;;
-		*) if [ -f "crypto/$inc" ]; then to=crypto
-		   elif [ -f "resume/$inc" ]; then to=top
-		   elif [ "$from" = tests ] && [ -f "test/unit/$inc" ]; then to=tests
-		   else to=missing; fi ;;
-		esac
-		why=""
-		case $from:$to in
-		*:missing) why="no resume/$inc, crypto/$inc (resume/ headers are named by folder: \"image/image.h\")" ;;
-		cmd:cmd) ;;
-		*:cmd) why="only resume/cmd/ includes the commands' headers" ;;
-		base:base) ;;
-		base:*) why="resume/base/ includes only base/" ;;
-		image:base | image:image) ;;
-		image:*) why="resume/image/ (the swsusp format) includes only base/ and image/" ;;
-		crypto:base | crypto:dev | crypto:crypto) ;;
-		crypto:*) why="crypto/ includes only base/, dev/ and crypto/" ;;
-		esac
-		if [ -n "$why" ]; then
-			echo "lint: $f includes \"$inc\": $why" >&2
-			layer_fails=$((layer_fails + 1))
-		fi
-	done
+    layer_count=$((layer_count + 1))
+    case $f in
+    resume/*/*) from=${f#resume/}; from=${from%%/*} ;;
+    resume/*) from=top ;;
+    crypto/token_plugin.c) from=plugin ;;
+    crypto/*) from=crypto ;;
+    *) from=tests ;;
+    esac
+    incs=$(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
+    for inc in $incs; do
+        case $inc in
+        */*) [ -f "resume/$inc" ] && to=${inc%%/*} || to=missing ;;
+        *) if [ -f "crypto/$inc" ]; then to=crypto
+           elif [ -f "resume/$inc" ]; then to=top
+           elif [ "$from" = tests ] && [ -f "test/unit/$inc" ]; then to=tests
+           else to=missing; fi ;;
+        esac
+        why=""
+        case $from:$to in
+        *:missing) why="no resume/$inc, crypto/$inc (resume/ headers are named by folder: \"image/image.h\")" ;;
+        cmd:cmd) ;;
+        *:cmd) why="only resume/cmd/ includes the commands' headers" ;;
+        base:base) ;;
+        base:*) why="resume/base/ includes only base/" ;;
+        image:base | image:image) ;;
+        image:*) why="resume/image/ (the swsusp format) includes only base/ and image/" ;;
+        crypto:base | crypto:dev | crypto:crypto) ;;
+        crypto:*) why="crypto/ includes only base/, dev/ and crypto/" ;;
+        esac
+        if [ -n "$why" ]; then
+            echo "lint: $f includes \"$inc\": $why" >&2
+            layer_fails=$((layer_fails + 1))
+        fi
+    done
 done
 echo "lint: $layer_count C files' includes checked, $layer_fails layering problems"
 
@@ -80,18 +83,18 @@ echo "lint: $layer_count C files' includes checked, $layer_fails layering proble
 name_fails=0
 name_count=0
 for t in $(find test/unit -type f -name 'test_*.c' | sort); do
-	name_count=$((name_count + 1))
-	n=${t#test/unit/test_}
-	n=${n%.c}
-	n=${n%%-*}
-	[ "$(find resume crypto -name "$n.c" | wc -l)" -eq 1 ] && continue
-	dir=${n%%_*}
-	base=${n#*_}
-	if [ "$dir" != "$n" ] && [ -f "resume/$dir/$base.c" ] && [ "$(find resume crypto -name "$base.c" | wc -l)" -gt 1 ]; then
-		continue
-	fi
-	echo "lint: $t names no one source file (test_FOO.c tests FOO.c; test_FOLDER_FOO.c where FOO.c is in two folders)" >&2
-	name_fails=$((name_fails + 1))
+    name_count=$((name_count + 1))
+    n=${t#test/unit/test_}
+    n=${n%.c}
+    n=${n%%-*}
+    [ "$(find resume crypto -name "$n.c" | wc -l)" -eq 1 ] && continue
+    dir=${n%%_*}
+    base=${n#*_}
+    if [ "$dir" != "$n" ] && [ -f "resume/$dir/$base.c" ] && [ "$(find resume crypto -name "$base.c" | wc -l)" -gt 1 ]; then
+        continue
+    fi
+    echo "lint: $t names no one source file (test_FOO.c tests FOO.c; test_FOLDER_FOO.c where FOO.c is in two folders)" >&2
+    name_fails=$((name_fails + 1))
 done
 echo "lint: $name_count unit test files' names checked, $name_fails not named after the file they test"
 [ "$fails" -eq 0 ] && [ "$layer_fails" -eq 0 ] && [ "$name_fails" -eq 0 ]

@@ -26,28 +26,28 @@ device='' resume='' disabled='' timeout='' unanswered=''
 # settimeout VALUE: timeout=VALUE as thaw reads it (digits, at most 3600); thaw ignores any other
 # value and keeps the one before, so does this.
 settimeout() {
-	case $1 in
-	'' | *[!0-9]*) return ;;
-	esac
-	# Leading zeros would make the shell read octal; the length check keeps the arithmetic small.
-	set -- "${1#"${1%%[!0]*}"}"
-	[ ${#1} -le 4 ] && [ "${1:-0}" -le 3600 ] && timeout=${1:-0}
+    case $1 in
+    '' | *[!0-9]*) return ;;
+    esac
+    # Leading zeros would make the shell read octal; the length check keeps the arithmetic small.
+    set -- "${1#"${1%%[!0]*}"}"
+    [ ${#1} -le 4 ] && [ "${1:-0}" -le 3600 ] && timeout=${1:-0}
 }
 # scan FILE: thaw's arguments in FILE, one word at a time as the kernel splits its command line;
 # the last one wins.
 scan() {
-	set -f
-	# shellcheck disable=SC2013 # words, not lines
-	for arg in $(cat "$1" 2> /dev/null); do
-		case $arg in
-		rd.thaw.device=?*) device=${arg#*=} ;;
-		rd.thaw.timeout=*) settimeout "${arg#*=}" ;;
-		rd.thaw=0) disabled=1 ;;
-		rd.thaw | rd.thaw=1) disabled='' ;;
-		resume=*) [ "$1" = "$root/proc/cmdline" ] && resume=${arg#*=} ;;
-		esac
-	done
-	set +f
+    set -f
+    # shellcheck disable=SC2013 # words, not lines
+    for arg in $(cat "$1" 2> /dev/null); do
+        case $arg in
+        rd.thaw.device=?*) device=${arg#*=} ;;
+        rd.thaw.timeout=*) settimeout "${arg#*=}" ;;
+        rd.thaw=0) disabled=1 ;;
+        rd.thaw | rd.thaw=1) disabled='' ;;
+        resume=*) [ "$1" = "$root/proc/cmdline" ] && resume=${arg#*=} ;;
+        esac
+    done
+    set +f
 }
 # In thaw resume's order: thaw.conf, a host-only image's /etc/cmdline.d/*.conf, /proc/cmdline.
 # (systemd-hibernate-resume-generator reads resume= from /proc/cmdline only.)
@@ -57,17 +57,17 @@ scan() {
 # taken to name a device. Masking then costs at most a resume that systemd-hibernate-resume
 # might have done; not masking could hang the boot on a mapping thaw did not open.
 if [ -e "$root/etc/thaw/thaw.conf" ]; then
-	rc=0
-	"$thaw" config --get device --root "$root" > /dev/null 2>&1 || rc=$?
-	case $rc in
-	0) device=thaw.conf ;;
-	1) ;;
-	*) device=thaw.conf unanswered=$rc ;;
-	esac
-	settimeout "$("$thaw" config --get timeout --root "$root" 2> /dev/null)"
+    rc=0
+    "$thaw" config --get device --root "$root" > /dev/null 2>&1 || rc=$?
+    case $rc in
+    0) device=thaw.conf ;;
+    1) ;;
+    *) device=thaw.conf unanswered=$rc ;;
+    esac
+    settimeout "$("$thaw" config --get timeout --root "$root" 2> /dev/null)"
 fi
 for f in "$root"/etc/cmdline.d/*.conf; do
-	[ -f "$f" ] && scan "$f"
+    [ -f "$f" ] && scan "$f"
 done
 scan "$root/proc/cmdline"
 [ -n "$device" ] && [ -z "$disabled" ] || exit 0
@@ -80,18 +80,18 @@ scan "$root/proc/cmdline"
 # in the kernel log). The unit's own TimeoutStartSec= is this value for the default 30 s.
 # In the normal generator directory, so that a drop-in in /etc/systemd/system wins.
 if [ -n "$timeout" ]; then
-	mkdir -p "$normal/thaw-resume.service.d" &&
-		printf '%s\n' "# From thaw-generator: 2 x rd.thaw.timeout=$timeout + 120 s" "[Service]" \
-			"TimeoutStartSec=$((2 * timeout + 120))" > "$normal/thaw-resume.service.d/timeout.conf"
+    mkdir -p "$normal/thaw-resume.service.d" &&
+        printf '%s\n' "# From thaw-generator: 2 x rd.thaw.timeout=$timeout + 120 s" "[Service]" \
+            "TimeoutStartSec=$((2 * timeout + 120))" > "$normal/thaw-resume.service.d/timeout.conf"
 fi
 
 mkdir -p "$early" && ln -sf /dev/null "$early/systemd-hibernate-resume@.service" || exit 0
 if [ -n "$unanswered" ]; then
-	echo "<4>thaw: /usr/sbin/thaw config gave no answer (exit $unanswered): /etc/thaw/thaw.conf taken to" \
-		"name a device, systemd-hibernate-resume masked" >> "$root/dev/kmsg"
+    echo "<4>thaw: /usr/sbin/thaw config gave no answer (exit $unanswered): /etc/thaw/thaw.conf taken to" \
+        "name a device, systemd-hibernate-resume masked" >> "$root/dev/kmsg"
 fi
 if [ -n "$resume" ]; then
-	echo "<5>thaw: resume=$resume on the kernel command line: systemd-hibernate-resume masked," \
-		"thaw-resume.service hands the image to the kernel after its checks" >> "$root/dev/kmsg"
+    echo "<5>thaw: resume=$resume on the kernel command line: systemd-hibernate-resume masked," \
+        "thaw-resume.service hands the image to the kernel after its checks" >> "$root/dev/kmsg"
 fi
 exit 0

@@ -17,13 +17,13 @@ hibernate | hybrid-sleep | suspend-then-hibernate) ;;
 esac
 [ -x "$THAW" ] || exit 0
 if [ "$1" = pre ]; then
-	"$THAW" hibernate --ticket-only
-	exit 0
+    "$THAW" hibernate --ticket-only
+    exit 0
 fi
 [ "$1" = post ] || exit 0
 if command -v systemd-run > /dev/null 2>&1; then
-	exec systemd-run --no-block --quiet --collect --unit=thaw-swapin --description="thaw swap-in after resume" \
-		"$THAW" swapin --auto
+    exec systemd-run --no-block --quiet --collect --unit=thaw-swapin --description="thaw swap-in after resume" \
+        "$THAW" swapin --auto
 fi
 setsid "$THAW" swapin --auto < /dev/null > /dev/null 2>&1 &
 exit 0

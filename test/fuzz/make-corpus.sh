@@ -11,44 +11,44 @@ mkdir -p "$dir/image" "$dir/args"
 
 # put64 FILE OFFSET VALUE: a little-endian u64 (only the low 32 bits may be set here)
 put64() {
-	v=$3 i=0 s=""
-	while [ $i -lt 8 ]; do
-		s="$s\\0$(printf '%03o' $((v & 255)))"
-		v=$((v >> 8))
-		i=$((i + 1))
-	done
-	printf '%b' "$s" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null
+    v=$3 i=0 s=""
+    while [ $i -lt 8 ]; do
+        s="$s\\0$(printf '%03o' $((v & 255)))"
+        v=$((v >> 8))
+        i=$((i + 1))
+    done
+    printf '%b' "$s" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null
 }
 puts() { printf '%s' "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null; }
 # bytes FILE OFFSET OCTAL...: raw bytes
 bytes() {
-	f=$1 o=$2
-	shift 2
-	s=""
-	for b in "$@"; do s="$s\\0$b"; done
-	printf '%b' "$s" | dd of="$f" bs=1 seek="$o" conv=notrunc 2> /dev/null
+    f=$1 o=$2
+    shift 2
+    s=""
+    for b in "$@"; do s="$s\\0$b"; done
+    printf '%b' "$s" | dd of="$f" bs=1 seek="$o" conv=notrunc 2> /dev/null
 }
 
 # image FILE FLAGS STORED: header at page 0, map page 1 listing pages 2.., the x86_64 header page
 # at 2 (one data page: pages = 3), STORED stream pages in all.
 image() {
-	f=$1
-	rm -f "$f"
-	truncate -s $(((2 + $3 + 1) * 4096)) "$f"
-	put64 "$f" 4064 1
-	put64 "$f" 4072 "$2"
-	puts "$f" 4076 SWAPSPACE2
-	puts "$f" 4086 S1SUSPEND
-	n=0 # put64 uses i
-	while [ $n -lt "$3" ]; do
-		put64 "$f" $((4096 + 8 * n)) $((2 + n))
-		n=$((n + 1))
-	done
-	bytes "$f" $((8192 + 24)) 002 357 315 253 211 147 105 043 # 0x23456789ABCDEF02
-	put64 "$f" $((8192 + 400)) 196478
-	put64 "$f" $((8192 + 416)) 1
-	put64 "$f" $((8192 + 424)) 3
-	put64 "$f" $((8192 + 432)) 12288
+    f=$1
+    rm -f "$f"
+    truncate -s $(((2 + $3 + 1) * 4096)) "$f"
+    put64 "$f" 4064 1
+    put64 "$f" 4072 "$2"
+    puts "$f" 4076 SWAPSPACE2
+    puts "$f" 4086 S1SUSPEND
+    n=0 # put64 uses i
+    while [ $n -lt "$3" ]; do
+        put64 "$f" $((4096 + 8 * n)) $((2 + n))
+        n=$((n + 1))
+    done
+    bytes "$f" $((8192 + 24)) 002 357 315 253 211 147 105 043 # 0x23456789ABCDEF02
+    put64 "$f" $((8192 + 400)) 196478
+    put64 "$f" $((8192 + 416)) 1
+    put64 "$f" $((8192 + 424)) 3
+    put64 "$f" $((8192 + 432)) 12288
 }
 
 image "$dir/image/plain" 2 3
@@ -79,7 +79,7 @@ puts "$dir/image/lzo-nocrc" 4076 SWAPSPACE2
 # CMDLINE NUL CONF
 args() { printf '%s\0%s' "$2" "$3" > "$dir/args/$1"; }
 args typical "BOOT_IMAGE=/vmlinuz root=/dev/vda ro rd.thaw.device=UUID=1234 rd.thaw.key=fwcfg:opt/thaw/key,keyfile:/k rd.thaw.timeout=7 resume_offset=34816 quiet" \
-	"# thaw.conf
+    "# thaw.conf
 device=UUID=abcd
 key=\"tpm2,passphrase\"
 name=thaw-swap

@@ -15,19 +15,19 @@ mkdir -p "$root/etc/thaw"
 conf() { printf '%b\n' "$1" > "$root/etc/thaw/thaw.conf"; }
 # says NAME TEXT: stdout of the last expect is exactly TEXT.
 says() {
-        if [ "$(cat "$tmp/out")" = "$2" ]; then
-                ok "$1"
-        else
-                not_ok "$1 (printed '$(cat "$tmp/out")', wanted '$2')"
-        fi
+    if [ "$(cat "$tmp/out")" = "$2" ]; then
+        ok "$1"
+    else
+        not_ok "$1 (printed '$(cat "$tmp/out")', wanted '$2')"
+    fi
 }
 # silent NAME: the last expect said nothing on stdout or stderr.
 silent() {
-        if [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ]; then
-                ok "$1"
-        else
-                not_ok "$1"
-        fi
+    if [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ]; then
+        ok "$1"
+    else
+        not_ok "$1"
+    fi
 }
 
 conf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key,tpm2\ntimeout=45'
@@ -71,9 +71,9 @@ mkdir "$root/etc/thaw/thaw.conf"
 expect "thaw.conf a directory: exit 1" 1 "cannot read" "$THAW" config --get device --root "$root"
 rmdir "$root/etc/thaw/thaw.conf"
 {
-        echo "device=/dev/vdb"
-        head -c 17000 /dev/zero | tr '\0' '#'
-        echo
+    echo "device=/dev/vdb"
+    head -c 17000 /dev/zero | tr '\0' '#'
+    echo
 } > "$root/etc/thaw/thaw.conf"
 expect "thaw.conf over 16 KiB: exit 1, none of it read" 1 "cannot read" "$THAW" config --get device --root "$root"
 printf '\177ELF\002\001\001\000device\000=/dev/vdb\n\377\376 = \n' > "$root/etc/thaw/thaw.conf"

@@ -25,7 +25,7 @@ check "enroll --check: the key opens the pinned header" run "$THAW" enroll --dev
 
 # Another tool adds a keyslot after pinning: a cheap PBKDF2 one the policy itself would accept.
 cryptsetup luksAddKey -q --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --key-file "$root/key" "$img" "$tmp/other" ||
-        { echo "# cryptsetup luksAddKey failed"; exit 1; }
+    { echo "# cryptsetup luksAddKey failed"; exit 1; }
 short=$(echo "$pin" | cut -c1-23)
 check "enroll --check: refused by the pin before any key" sh -c "! '$THAW' enroll --device '$img' --check keyfile:/key --root '$root' > '$tmp/out' 2> '$tmp/err'"
 check "(named: differs from the pinned $short)" grep -qF "differs from the pinned $short (rd.thaw.header=): not the header thaw set up" "$tmp/err"

@@ -16,34 +16,34 @@ echo "[shutdown] reboot" > "$root/sys/power/disk"
 echo "freeze mem disk" > "$root/sys/power/state"
 printf 'Filename Type Size Used Priority\n/dev/dm-0 partition 1048572 0 -2\n' > "$root/proc/swaps"
 printf 'MemTotal: 2000000 kB\nMemAvailable: 1700000 kB\nAnonPages: 250000 kB\nShmem: 20000 kB\n' \
-        > "$root/proc/meminfo"
+    > "$root/proc/meminfo"
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
 
 # dry_run NAME STATUS TEXT CMDLINE [OPTION...]: thaw hibernate --dry-run OPTION... with /proc/cmdline =
 # CMDLINE exits STATUS and says TEXT on stderr.
 dry_run() {
-        echo "$4" > "$root/proc/cmdline"
-        dry_name=$1 dry_status=$2 dry_text=$3
-        shift 4
-        expect_err "$dry_name" "$dry_status" "$dry_text" "$THAW" hibernate --dry-run --root "$root" "$@"
+    echo "$4" > "$root/proc/cmdline"
+    dry_name=$1 dry_status=$2 dry_text=$3
+    shift 4
+    expect_err "$dry_name" "$dry_status" "$dry_text" "$THAW" hibernate --dry-run --root "$root" "$@"
 }
 
 dry_run "ready with thaw.conf and a plain command line" 0 "ready to hibernate to /dev/mapper/thaw-swap" \
-        "root=/dev/vda"
+    "root=/dev/vda"
 dry_run "noresume on the command line: refused" 1 "noresume is on the kernel command line" \
-        "root=/dev/vda noresume"
+    "root=/dev/vda noresume"
 dry_run "nohibernate: refused" 1 "nohibernate is on the kernel command line" "root=/dev/vda nohibernate"
 dry_run "rd.thaw=0: refused" 1 "rd.thaw=0 is on the kernel command line" "root=/dev/vda rd.thaw=0"
 dry_run "resume_offset= without an active swap file there: refused" 1 \
-        "no active swap file on /dev/mapper/thaw-swap starts at resume_offset=8" "root=/dev/vda resume_offset=8"
+    "no active swap file on /dev/mapper/thaw-swap starts at resume_offset=8" "root=/dev/vda resume_offset=8"
 dry_run "refusals end with one summary" 1 "not hibernating: the next boot could not resume" \
-        "root=/dev/vda resume_offset=8"
+    "root=/dev/vda resume_offset=8"
 dry_run "rd.thaw.name= picks the mapping" 1 "/dev/mapper/other is not active" "rd.thaw.name=other"
 dry_run "--writer thaw: thaw would write the image" 0 "; thaw would write the image" "root=/dev/vda" --writer thaw
 dry_run "--writer kernel: the kernel would" 0 "; the kernel would write the image" "root=/dev/vda" --writer kernel
 echo "[platform] shutdown reboot" > "$root/sys/power/disk"
 dry_run "--writer thaw refuses --mode platform" 2 "use --mode shutdown or reboot, or --writer kernel" \
-        "root=/dev/vda" --writer thaw --mode platform
+    "root=/dev/vda" --writer thaw --mode platform
 echo "[shutdown] reboot" > "$root/sys/power/disk"
 dry_run "--writer takes three values" 2 "--writer takes auto, kernel or thaw" "root=/dev/vda" --writer uswsusp
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\nwriter=thaw\n' > "$root/etc/thaw/thaw.conf"
@@ -53,12 +53,12 @@ dry_run "--writer overrides writer=" 0 "; the kernel would write the image" "roo
 mkdir -p "$root/dev/mapper"
 : > "$root/dev/mapper/control"
 dry_run "a mapping whose live table cannot be read: refused" 1 \
-        "refusing to hibernate to /dev/mapper/thaw-swap: its live table cannot be read" "root=/dev/vda"
+    "refusing to hibernate to /dev/mapper/thaw-swap: its live table cannot be read" "root=/dev/vda"
 rm -r "${root:?}/dev"
 printf 'name=thaw-swap\n' > "$root/etc/thaw/thaw.conf"
 dry_run "no device configured: refused" 1 "no device configured: add device=" "root=/dev/vda"
 dry_run "no key configured: refused" 1 "no key source configured: add key=" "root=/dev/vda"
 dry_run "the command line can supply both" 0 "ready to hibernate" \
-        "rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
+    "rd.thaw.device=/dev/vdb rd.thaw.key=fwcfg:opt/thaw/key"
 
 finish

@@ -17,13 +17,13 @@ echo "root=/dev/vda" > "$root/proc/cmdline"
 
 # put64 OFFSET VALUE: a little-endian u64 into the image.
 put64() {
-        v=$2 i=0 s=""
-        while [ $i -lt 8 ]; do
-                s="$s\\0$(printf '%03o' $((v & 255)))"
-                v=$((v >> 8))
-                i=$((i + 1))
-        done
-        printf '%b' "$s" | dd of="$img" bs=1 seek="$1" conv=notrunc 2> /dev/null
+    v=$2 i=0 s=""
+    while [ $i -lt 8 ]; do
+        s="$s\\0$(printf '%03o' $((v & 255)))"
+        v=$((v >> 8))
+        i=$((i + 1))
+    done
+    printf '%b' "$s" | dd of="$img" bs=1 seek="$1" conv=notrunc 2> /dev/null
 }
 puts() { printf '%s' "$2" | dd of="$img" bs=1 seek="$1" conv=notrunc 2> /dev/null; }
 
@@ -45,11 +45,11 @@ put64 $((8192 + 432)) 12288
 
 # says NAME TEXT: the last command's output has TEXT.
 says() {
-        if grep -qF -- "$2" "$tmp/out"; then ok "$1"; else not_ok "$1: no \"$2\" in:"; fi
+    if grep -qF -- "$2" "$tmp/out"; then ok "$1"; else not_ok "$1: no \"$2\" in:"; fi
 }
 # status NAME GOT WANT: the last command exited WANT.
 status() {
-        if [ "$2" -eq "$3" ]; then ok "$1"; else not_ok "$1: exit $2, not $3"; fi
+    if [ "$2" -eq "$3" ]; then ok "$1"; else not_ok "$1: exit $2, not $3"; fi
 }
 
 "$THAW" inspect --root "$root" "$img" > "$tmp/out" 2>&1
@@ -89,20 +89,20 @@ says "inspect: no image" "no hibernation image (neither swap nor a hibernation i
 status "status: no state file exits 1" $? 1
 says "status: says so" "thaw resume left no record at this boot"
 printf 'outcome=mismatch-kept\nreason=memory\ndevice=/dev/mapper/thaw-swap\nmessage=not resuming: why\n' \
-        > "$root/run/thaw/state"
+    > "$root/run/thaw/state"
 "$THAW" status --root "$root" > "$tmp/out" 2>&1
 status "status: exits 0" $? 0
 says "status: in words" "At boot, thaw resume: an image this machine cannot resume was kept; the swap is not in use."
 says "status: the check" "Failed check: memory"
 says "status: the message" "Details: not resuming: why"
 for o in bad-header bad-mapping; do
-        printf 'outcome=%s\ndevice=/dev/vdb\n' "$o" > "$root/run/thaw/state"
-        "$THAW" status --root "$root" > "$tmp/out" 2>&1
-        status "status: $o exits 0" $? 0
-        case $o in
-        bad-header) says "status: $o in words" "the LUKS2 header is not one thaw wrote (or not the pinned one); no key was tried" ;;
-        bad-mapping) says "status: $o in words" "the mapping was not encrypted as its LUKS2 header says; it was closed unread" ;;
-        esac
+    printf 'outcome=%s\ndevice=/dev/vdb\n' "$o" > "$root/run/thaw/state"
+    "$THAW" status --root "$root" > "$tmp/out" 2>&1
+    status "status: $o exits 0" $? 0
+    case $o in
+    bad-header) says "status: $o in words" "the LUKS2 header is not one thaw wrote (or not the pinned one); no key was tried" ;;
+    bad-mapping) says "status: $o in words" "the mapping was not encrypted as its LUKS2 header says; it was closed unread" ;;
+    esac
 done
 
 finish

@@ -30,29 +30,29 @@ mkdir -p "$tmp/etc/thaw"
 # ask FUNC: FUNC's answer (yes or no) in a new dracut run (a subshell: nothing cached from the one
 # before); derror's lines are added to $tmp/derror.
 ask() {
-	if ("$@"); then got=yes; else got=no; fi
+    if ("$@"); then got=yes; else got=no; fi
 }
 # expect_tpm2 NAME NEEDS(yes|no) THAW.CONF-LINE
 expect_tpm2() {
-	printf '%s\n' "$3" > "$tmp/etc/thaw/thaw.conf"
-	ask thaw_needs_tpm2
-	if [ "$got" = "$2" ]; then
-		ok "$1"
-	else
-		not_ok "$1 (thaw_needs_tpm2 said $got for '${3:0:60}')"
-	fi
+    printf '%s\n' "$3" > "$tmp/etc/thaw/thaw.conf"
+    ask thaw_needs_tpm2
+    if [ "$got" = "$2" ]; then
+        ok "$1"
+    else
+        not_ok "$1 (thaw_needs_tpm2 said $got for '${3:0:60}')"
+    fi
 }
 diag() { show "$tmp/derror"; }
 # is NAME WANT(yes|no) CMD...: CMD, asked as above, answers WANT.
 is() {
-	is_name=$1 is_want=$2
-	shift 2
-	ask "$@"
-	if [ "$got" = "$is_want" ]; then
-		ok "$is_name"
-	else
-		not_ok "$is_name (said $got)"
-	fi
+    is_name=$1 is_want=$2
+    shift 2
+    ask "$@"
+    if [ "$got" = "$is_want" ]; then
+        ok "$is_name"
+    else
+        not_ok "$is_name (said $got)"
+    fi
 }
 
 expect_tpm2 "key=tpm2" yes 'key=tpm2'
@@ -65,11 +65,11 @@ expect_tpm2 "a commented-out line" no '# key=tpm2'
 # As thaw reads thaw.conf, where a grep would have guessed.
 expect_tpm2 "tpm2 only in a path is no tpm2 source" no 'key=keyfile:/etc/tpm2.key'
 expect_tpm2 "tpm2 only in a comment after the chain: not a chain thaw takes" no \
-	'key=fwcfg:opt/thaw/key # was tpm2'
+    'key=fwcfg:opt/thaw/key # was tpm2'
 expect_tpm2 "a later key= wins, as in thaw" no "$(printf 'key=tpm2\nkey=fwcfg:opt/thaw/key')"
 expect_tpm2 "an empty key= after a good one keeps it, as in thaw" yes "$(printf 'key=tpm2\nkey=')"
 expect_tpm2 "key=tpm2 without device=: the device may come from the command line" yes \
-	"$(printf '# device=UUID=1234\nkey=tpm2')"
+    "$(printf '# device=UUID=1234\nkey=tpm2')"
 expect_tpm2 "a garbage thaw.conf: no TPM2" no "$(printf '\177ELF\002\001key\001=tpm2\n\377')"
 big=$(printf 'key=tpm2\n%17000s' '' | tr ' ' '#')
 expect_tpm2 "thaw.conf over thaw's 16 KiB cap: the boot reads none of it, no TPM2" no "$big"
@@ -83,7 +83,7 @@ is "host-only without thaw.conf: the chain can only be the command line's, TPM2 
 
 # The other key sources' drivers, the network, and the arguments stored in the image.
 printf '%s\n' 'device=UUID=1234' '  key = "imds:aws:/latest/user-data,drive:config-2:/k"' 'timeout=9' \
-	> "$tmp/etc/thaw/thaw.conf"
+    > "$tmp/etc/thaw/thaw.conf"
 is "thaw_uses drive" yes thaw_uses drive
 is "thaw_uses imds" yes thaw_uses imds
 is "thaw_uses fwcfg: not named" no thaw_uses fwcfg
@@ -91,7 +91,7 @@ is "an imds: source in thaw.conf: the network" yes thaw_wants_network
 args=" rd.thaw.device=UUID=1234 rd.thaw.key=imds:aws:/latest/user-data,drive:config-2:/k rd.thaw.timeout=9"
 is "cmdline(): thaw.conf as rd.thaw.* arguments" yes test "$(cmdline)" = "$args"
 printf '%s\n' 'device=UUID=1234' '# key=imds:aws:/latest/user-data' 'key=fwcfg:opt/thaw/key' \
-	> "$tmp/etc/thaw/thaw.conf"
+    > "$tmp/etc/thaw/thaw.conf"
 is "imds: only in a comment: no network" no thaw_wants_network
 printf '%s\n' '# device=UUID=1234' 'key=fwcfg:opt/thaw/key' > "$tmp/etc/thaw/thaw.conf"
 is "cmdline(): no device, nothing stored" yes test -z "$(cmdline)"
@@ -103,7 +103,7 @@ printf '%s\n' 'device=UUID=1234' 'key=imds:aws:/latest/user-data' > "$tmp/etc/th
 THAW_BINARY=$tmp/no-thaw
 is "thaw cannot answer: thaw_uses fwcfg all the same" yes thaw_uses fwcfg
 is "thaw cannot answer: said, with what the build does instead" yes \
-	grep -qs "gave no answer (exit 127.*the drivers of every key source go in" "$tmp/derror"
+    grep -qs "gave no answer (exit 127.*the drivers of every key source go in" "$tmp/derror"
 rm -f "$tmp/derror"
 is "thaw cannot answer: the TPM2 pieces" yes thaw_needs_tpm2
 is "thaw cannot answer: no network (it needs busybox), unless thaw_network=yes" no thaw_wants_network

@@ -15,17 +15,17 @@ need cryptsetup filefrag stat fallocate python3
 # The swap file needs a disk file system (FIEMAP): /tmp is often tmpfs, which has none. Then the
 # repository's build/ directory, which is on a disk wherever the tree was checked out.
 fiemap_in() {
-        fallocate -l 65536 "$1/probe" 2> /dev/null && filefrag -v "$1/probe" 2> /dev/null | grep -q '^ *0:'
+    fallocate -l 65536 "$1/probe" 2> /dev/null && filefrag -v "$1/probe" 2> /dev/null | grep -q '^ *0:'
 }
 fs=""
 # shellcheck disable=SC2016 # expanded at exit
 at_exit '[ -z "$fs" ] || rm -rf "$fs"'
 for base in "$tmp" "$top/build"; do
-        mkdir -p "$base" 2> /dev/null
-        fs=$(mktemp -d "$base/t-swapfile.XXXXXX" 2> /dev/null) || { fs=""; continue; }
-        fiemap_in "$fs" && break
-        rm -rf "$fs"
-        fs=""
+    mkdir -p "$base" 2> /dev/null
+    fs=$(mktemp -d "$base/t-swapfile.XXXXXX" 2> /dev/null) || { fs=""; continue; }
+    fiemap_in "$fs" && break
+    rm -rf "$fs"
+    fs=""
 done
 [ -n "$fs" ] || skip "no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
 rm -f "$fs/probe"
@@ -39,16 +39,16 @@ head -c 32 /dev/urandom > "$root/otherkey"
 luks_image "$root/dev/vdb" 32M "$root/installkey" || exit 1
 uuid=$(cryptsetup luksUUID "$root/dev/vdb")
 fixture() {
-        rm -rf "$root/sys"
-        mkdir -p "$sysdm/dm" "$sysdm/slaves/vdb"
-        echo "$1" > "$sysdm/dm/uuid"
-        echo "luks-$uuid" > "$sysdm/dm/name"
+    rm -rf "$root/sys"
+    mkdir -p "$sysdm/dm" "$sysdm/slaves/vdb"
+    echo "$1" > "$sysdm/dm/uuid"
+    echo "luks-$uuid" > "$sysdm/dm/name"
 }
 fixture "CRYPT-LUKS2-$(echo "$uuid" | tr -d -)-luks-$uuid"
 
 # result STATUS NAME: a check that passed if STATUS is 0.
 result() {
-        if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; fi
+    if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; fi
 }
 setup() { "$THAW" setup --root "$root" "$@" > "$tmp/out" 2> "$tmp/err"; }
 
@@ -81,7 +81,7 @@ result $? "the swap file starts with a swap header"
 grep -q "allocated without holes in [0-9]* piece(s), header at page $offset of the device" "$tmp/err"
 result $? "it says the file has no holes and where its header is"
 grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf" && grep -qx "name=luks-$uuid" "$root/etc/thaw/thaw.conf" \
-        && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
+    && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
 result $? "thaw.conf records the device, the mapping name and the offset"
 cryptsetup open --test-passphrase --key-file "$root/key" "$root/dev/vdb" 2> "$tmp/err"
 result $? "the new key unlocks the root's container"
@@ -95,7 +95,7 @@ setup --swapfile "$fs/swapfile" --size 8M --key keyfile:/key
 rc=$?
 cryptsetup luksDump "$root/dev/vdb" > "$tmp/dump"
 [ "$rc" -eq 0 ] && [ "$(grep -c 'thaw-keyfile' "$tmp/dump")" -eq 1 ] \
-        && [ "$(grep -cE '^  [0-9]+: luks2' "$tmp/dump")" -eq 2 ]
+    && [ "$(grep -cE '^  [0-9]+: luks2' "$tmp/dump")" -eq 2 ]
 result $? "again with the key enrolled: no --unlock needed, no new keyslot or token"
 
 setup --swapfile "$fs/swapfile" --size 8M --key keyfile:/key
@@ -127,7 +127,7 @@ rc=$?
 [ "$rc" -eq 1 ] && grep -q "neither link-local nor an allowed origin" "$tmp/err" && [ ! -e "$fs/swapfile" ]
 result $? "an imds:URL source without --allow-url: refused, no file left"
 setup --swapfile "$fs/swapfile" --size 8M --key "$src" --allow-url "$origin" \
-        --unlock keyfile:/key
+    --unlock keyfile:/key
 result $? "setup --swapfile --allow-url: the enrolment fetches from the allowed origin"
 grep -qx "allow-url=$origin" "$root/etc/thaw/thaw.conf"
 result $? "thaw.conf has allow-url=$origin"

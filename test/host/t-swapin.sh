@@ -24,19 +24,19 @@ printf 'MemTotal: 1000000 kB\nMemAvailable: 300000 kB\nAnonPages: 250000 kB\nShm
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\n' > "$root/etc/thaw/thaw.conf"
 
 expect_err "prefetch with nothing swapped in any process: nothing to do" 0 \
-        "no process has pages in swap" "$THAW" swapin --root "$root"
+    "no process has pages in swap" "$THAW" swapin --root "$root"
 expect_err "swapoff refused when the swapped memory does not fit above the floor" 1 \
-        "swapoff refused: 500 MiB are swapped out on /dev/mapper/thaw-swap, but only 195 MiB are available" \
-        "$THAW" swapin --strategy swapoff --root "$root"
+    "swapoff refused: 500 MiB are swapped out on /dev/mapper/thaw-swap, but only 195 MiB are available" \
+    "$THAW" swapin --strategy swapoff --root "$root"
 expect_err "swapoff refusal says what to do instead" 1 "Use --strategy prefetch" \
-        "$THAW" swapin --strategy swapoff --root "$root"
+    "$THAW" swapin --strategy swapoff --root "$root"
 expect_err "a floor above RAM is refused" 2 "--floor 2G: give a size below RAM" "$THAW" swapin --floor 2G --root "$root"
 expect_err "an unknown strategy is refused" 2 "--strategy prefetch or swapoff" "$THAW" swapin --strategy fast --root "$root"
 expect_err "--batch out of range is refused" 2 "--batch 0: give a size" "$THAW" swapin --batch 0 --root "$root"
 printf 'swapin=off\n' >> "$root/etc/thaw/thaw.conf"
 expect_err "--auto obeys swapin=off in thaw.conf" 0 "swapin=off in thaw.conf" "$THAW" swapin --auto --root "$root"
 expect_err "an explicit --strategy wins over swapin=off" 0 "no process has pages in swap" \
-        "$THAW" swapin --auto --strategy prefetch --root "$root"
+    "$THAW" swapin --auto --strategy prefetch --root "$root"
 
 # thaw hibernate: the fixture's /sys/power/state write "returns" at once, as after a resume.
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\n' > "$root/etc/thaw/thaw.conf"
@@ -47,8 +47,8 @@ rc=$?
 i=0
 while ! grep -q "swap-in: no process" "$tmp/err" && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 if [ "$rc" -eq 0 ] && grep -q "started thaw swapin --strategy prefetch" "$tmp/err" &&
-        grep -q "swap-in: no process has pages in swap" "$tmp/err"; then
-        ok "thaw hibernate starts thaw swapin after the resume"
+    grep -q "swap-in: no process has pages in swap" "$tmp/err"; then
+    ok "thaw hibernate starts thaw swapin after the resume"
 else not_ok "thaw hibernate starts thaw swapin after the resume"; fi
 if [ "$(cat "$root/sys/power/image_size")" = 67108864 ]; then ok "--image-size 64M is written to /sys/power/image_size"
 else not_ok "--image-size 64M is written to /sys/power/image_size"; fi
@@ -73,14 +73,14 @@ chmod +x "$tmp/bin/thaw"
 PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$top/dracut-module/system-sleep/thaw.sh" pre hibernate 2> "$tmp/err"
 PATH=$tmp/bin:/usr/bin:/bin THAW=$tmp/bin/thaw sh "$top/dracut-module/system-sleep/thaw.sh" pre suspend 2> "$tmp/err"
 if [ "$(cat "$tmp/thaw-ran" 2> /dev/null)" = "thaw hibernate --ticket-only" ] && [ ! -e "$tmp/ran" ]; then
-        ok "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"
+    ok "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"
 else not_ok "before hibernation (only) the sleep hook writes the image's ticket (thaw hibernate --ticket-only)"; fi
 hook post suspend
 if [ ! -e "$tmp/ran" ]; then ok "the sleep hook does nothing after a suspend"
 else not_ok "the sleep hook does nothing after a suspend"; fi
 hook post hibernate
 if grep -q -- "--unit=thaw-swapin .*$THAW swapin --auto" "$tmp/ran" 2> /dev/null; then
-        ok "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"
+    ok "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"
 else not_ok "after hibernation the sleep hook starts thaw swapin --auto as a transient unit"; fi
 
 finish

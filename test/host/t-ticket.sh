@@ -24,7 +24,7 @@ printf '%s' "$ticket" | cryptsetup token import --token-id 5 "$img" || { echo "#
 
 check "enroll --list" run "$THAW" enroll --device "$img" --list
 check "(the ticket is the image ticket, with its state and time)" \
-        grep -qE '^5 +thaw-ticket +keyslot - +image ticket: fresh, made 2023-11-14 22:13:20 UTC$' "$tmp/out"
+    grep -qE '^5 +thaw-ticket +keyslot - +image ticket: fresh, made 2023-11-14 22:13:20 UTC$' "$tmp/out"
 check "(the keyfile token is still listed)" grep -qE '^0 +thaw-keyfile +keyslot 0 +keyfile:/key$' "$tmp/out"
 check "inspect: the pinned header with a ticket is accepted" run "$THAW" inspect "$img" --root "$root"
 check "(the fingerprint is the pinned one)" grep -qF "fingerprint:    $pin" "$tmp/out"
@@ -32,11 +32,11 @@ check "enroll --check: the key opens it" run "$THAW" enroll --device "$img" --ch
 
 # A consumed one, then one an attacker wrote: the reason is shown escaped.
 printf '%s' "$ticket" | sed 's/"state":"fresh"/"state":"consumed","state-time":1700000100,"state-why":"resumed"/' |
-        cryptsetup token import --token-id 5 --token-replace "$img" || { echo "# token import failed"; exit 1; }
+    cryptsetup token import --token-id 5 --token-replace "$img" || { echo "# token import failed"; exit 1; }
 check "enroll --list: consumed" run "$THAW" enroll --device "$img" --list
 check "(consumed)" grep -qE '^5 +thaw-ticket +keyslot - +image ticket: consumed, made 2023-11-14 22:13:20 UTC$' "$tmp/out"
 printf '%s' "$ticket" | sed 's/"fs":\[\]/"fs":[],"x\\u001b[2J":1/' |
-        cryptsetup token import --token-id 5 --token-replace "$img" || { echo "# token import failed"; exit 1; }
+    cryptsetup token import --token-id 5 --token-replace "$img" || { echo "# token import failed"; exit 1; }
 check "enroll --list: a malformed ticket" run "$THAW" enroll --device "$img" --list
 check "(named, escaped)" grep -qF '(malformed image ticket: unknown field "x\x1b[2J")' "$tmp/out"
 check "(no raw ESC)" sh -c "! grep -q \"\$(printf '\\033')\" '$tmp/out'"

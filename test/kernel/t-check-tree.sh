@@ -21,32 +21,32 @@ skip() { n=$((n + 1)); echo "ok $n - $* # SKIP"; }
 
 # expect STATUS TEXT DESCRIPTION -- COMMAND...: COMMAND exits STATUS and prints TEXT.
 expect() {
-	want=$1 text=$2 desc=$3
-	shift 4
-	out=$("$@" 2>&1)
-	rc=$?
-	if [ "$rc" -eq "$want" ] && printf '%s\n' "$out" | grep -qF -- "$text"; then
-		ok "$desc"
-	else
-		notok "$desc (exit $rc, want $want: $out)"
-	fi
+    want=$1 text=$2 desc=$3
+    shift 4
+    out=$("$@" 2>&1)
+    rc=$?
+    if [ "$rc" -eq "$want" ] && printf '%s\n' "$out" | grep -qF -- "$text"; then
+        ok "$desc"
+    else
+        notok "$desc (exit $rc, want $want: $out)"
+    fi
 }
 
 # tree NAME SWAPFILE: a fake kernel tree $tmp/NAME with that mm/swapfile.c.
 tree() {
-	mkdir -p "$tmp/$1/mm"
-	cp "$2" "$tmp/$1/mm/swapfile.c"
+    mkdir -p "$tmp/$1/mm"
+    cp "$2" "$tmp/$1/mm/swapfile.c"
 }
 
 tree has "$fixture"
 expect 0 "has the fix: unuse_pte_range() calls swap_cache_get_folio() before swapin_readahead()" \
-	"6.1 excerpt has the fix" -- "$ct" "$tmp/has"
+    "6.1 excerpt has the fix" -- "$ct" "$tmp/has"
 
 tree lacks "$fixture"
 if (cd "$tmp/lacks" && patch -p1 -s < "$revert"); then
-	ok "kernel/patches/0002 applies to the 6.1 excerpt"
+    ok "kernel/patches/0002 applies to the 6.1 excerpt"
 else
-	notok "kernel/patches/0002 applies to the 6.1 excerpt"
+    notok "kernel/patches/0002 applies to the 6.1 excerpt"
 fi
 expect 1 "lacks the fix" "6.1 excerpt with 0002 applied lacks it" -- "$ct" "$tmp/lacks"
 expect 1 "" "-q: the status alone" -- "$ct" -q "$tmp/lacks"
@@ -83,16 +83,16 @@ if [ "$rc" -le 2 ]; then ok "running kernel $(uname -r): exit $rc"; else notok "
 
 # Debian's whole 6.1 tree, when a previous run of make bench-kernel (or a person) unpacked it.
 if [ -f "$full/mm/swapfile.c" ]; then
-	expect 0 "has the fix" "Debian's full 6.1 tree has the fix" -- "$ct" "$full"
-	tree full-lacks "$full/mm/swapfile.c"
-	if (cd "$tmp/full-lacks" && patch -p1 -s < "$revert"); then
-		ok "kernel/patches/0002 applies to Debian's full 6.1 mm/swapfile.c"
-	else
-		notok "kernel/patches/0002 applies to Debian's full 6.1 mm/swapfile.c"
-	fi
-	expect 1 "lacks the fix" "full 6.1 mm/swapfile.c with 0002 applied lacks it" -- "$ct" "$tmp/full-lacks"
+    expect 0 "has the fix" "Debian's full 6.1 tree has the fix" -- "$ct" "$full"
+    tree full-lacks "$full/mm/swapfile.c"
+    if (cd "$tmp/full-lacks" && patch -p1 -s < "$revert"); then
+        ok "kernel/patches/0002 applies to Debian's full 6.1 mm/swapfile.c"
+    else
+        notok "kernel/patches/0002 applies to Debian's full 6.1 mm/swapfile.c"
+    fi
+    expect 1 "lacks the fix" "full 6.1 mm/swapfile.c with 0002 applied lacks it" -- "$ct" "$tmp/full-lacks"
 else
-	skip "Debian's full 6.1 tree: $full not unpacked"
+    skip "Debian's full 6.1 tree: $full not unpacked"
 fi
 
 echo "1..$n"

@@ -24,141 +24,141 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 
 # Median of the rate lines after t=$1 (the first interval of a start is skipped).
 median_rate() {
-	awk -v t="$1" '$1 > t {print $2}' /tmp/rate | sed 1d | sort -n |
-		awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print 0}'
+    awk -v t="$1" '$1 > t {print $2}' /tmp/rate | sed 1d | sort -n |
+        awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print 0}'
 }
 
 measure_baseline() {
-	t=$(now)
-	kill -USR2 "$wl"
-	sleep 8
-	kill -USR2 "$wl"
-	sleep 0.5
-	median_rate "$t"
+    t=$(now)
+    kill -USR2 "$wl"
+    sleep 8
+    kill -USR2 "$wl"
+    sleep 0.5
+    median_rate "$t"
 }
 
 # First time after $1 at which the workload ran at $2 MiB/s or more; waits at most LIMIT s.
 time_to() {
-	n=0
-	while [ "$n" -lt "$LIMIT" ]; do
-		hit=$(awk -v t="$1" -v r="$2" '$1 > t && $2 >= r {printf "%.2f", $1 - t; exit}' /tmp/rate)
-		[ -n "$hit" ] && { echo "$hit"; return; }
-		sleep 1
-		n=$((n + 1))
-	done
-	echo ">$LIMIT"
+    n=0
+    while [ "$n" -lt "$LIMIT" ]; do
+        hit=$(awk -v t="$1" -v r="$2" '$1 > t && $2 >= r {printf "%.2f", $1 - t; exit}' /tmp/rate)
+        [ -n "$hit" ] && { echo "$hit"; return; }
+        sleep 1
+        n=$((n + 1))
+    done
+    echo ">$LIMIT"
 }
 
 pushout() {
-	kb=$(vmswap_kib "$wl")
-	# More than the workload holds: the kernel reclaims what it can, then says EAGAIN.
-	echo 4G > "$CG/bench/memory.reclaim" 2> /dev/null
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
-	say "bench: pushed out: workload VmSwap $kb -> $(vmswap_kib "$wl") kB," \
-		"MemAvailable $(meminfo_kib MemAvailable) kB"
+    kb=$(vmswap_kib "$wl")
+    # More than the workload holds: the kernel reclaims what it can, then says EAGAIN.
+    echo 4G > "$CG/bench/memory.reclaim" 2> /dev/null
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+    say "bench: pushed out: workload VmSwap $kb -> $(vmswap_kib "$wl") kB," \
+        "MemAvailable $(meminfo_kib MemAvailable) kB"
 }
 
 # rawread DEV MIB: seconds to read MIB MiB from the start of DEV with O_DIRECT.
 rawread() {
-	echo 3 > /proc/sys/vm/drop_caches
-	t=$(now)
-	dd if="$1" of=/dev/null bs=1M count="$2" iflag=direct 2> /dev/null || dd if="$1" of=/dev/null bs=1M count="$2" 2> /dev/null
-	elapsed "$t" "$(now)"
+    echo 3 > /proc/sys/vm/drop_caches
+    t=$(now)
+    dd if="$1" of=/dev/null bs=1M count="$2" iflag=direct 2> /dev/null || dd if="$1" of=/dev/null bs=1M count="$2" 2> /dev/null
+    elapsed "$t" "$(now)"
 }
 
 # rawread_par DEV MIB: seconds for RAW_READERS readers to read MIB MiB from the start of DEV
 # together, each its own part (O_DIRECT, 1 MiB requests), all started at once.
 rawread_par() {
-	echo 3 > /proc/sys/vm/drop_caches
-	part=$(($2 / RAW_READERS))
-	t=$(now)
-	i=0
-	while [ "$i" -lt "$RAW_READERS" ]; do
-		dd if="$1" of=/dev/null bs=1M skip=$((i * part)) count="$part" iflag=direct 2> /dev/null &
-		i=$((i + 1))
-	done
-	wait
-	elapsed "$t" "$(now)"
+    echo 3 > /proc/sys/vm/drop_caches
+    part=$(($2 / RAW_READERS))
+    t=$(now)
+    i=0
+    while [ "$i" -lt "$RAW_READERS" ]; do
+        dd if="$1" of=/dev/null bs=1M skip=$((i * part)) count="$part" iflag=direct 2> /dev/null &
+        i=$((i + 1))
+    done
+    wait
+    elapsed "$t" "$(now)"
 }
 
 variant() {
-	v=$1 r=$2
-	pushout
-	swapped=$(vmswap_kib "$wl")
-	t0=$(now)
-	kill -USR2 "$wl"
-	case $v in
-	swapoff)
-		swapoff "$SWAPDEV" || say "bench: swapoff failed"
-		swapon "$SWAPDEV" || fail "swapon after swapoff failed"
-		;;
-	prefetch)
-		thaw swapin 2>&1 | sed 's/^/THAW-TEST: bench: /'
-		;;
-	nothing) ;;
-	esac
-	helper=$(elapsed "$t0" "$(now)")
-	back=$(time_to "$t0" "$threshold")
-	kill -USR2 "$wl"
-	sleep 0.5
-	say "bench: round $r $v: swapped $swapped kB, helper $helper s, back to 90% after $back s," \
-		"VmSwap after $(vmswap_kib "$wl") kB"
-	# Whatever is left comes back before the next variant's push-out: the same start for all.
-	[ "$v" = nothing ] && thaw swapin > /dev/null 2>&1
+    v=$1 r=$2
+    pushout
+    swapped=$(vmswap_kib "$wl")
+    t0=$(now)
+    kill -USR2 "$wl"
+    case $v in
+    swapoff)
+        swapoff "$SWAPDEV" || say "bench: swapoff failed"
+        swapon "$SWAPDEV" || fail "swapon after swapoff failed"
+        ;;
+    prefetch)
+        thaw swapin 2>&1 | sed 's/^/THAW-TEST: bench: /'
+        ;;
+    nothing) ;;
+    esac
+    helper=$(elapsed "$t0" "$(now)")
+    back=$(time_to "$t0" "$threshold")
+    kill -USR2 "$wl"
+    sleep 0.5
+    say "bench: round $r $v: swapped $swapped kB, helper $helper s, back to 90% after $back s," \
+        "VmSwap after $(vmswap_kib "$wl") kB"
+    # Whatever is left comes back before the next variant's push-out: the same start for all.
+    [ "$v" = nothing ] && thaw swapin > /dev/null 2>&1
 }
 
 bench() {
-	rounds=$(arg thaw.rounds)
-	setup
-	swapon "$SWAPDEV" || fail "swapon $SWAPDEV failed"
-	[ -e "$CG/cgroup.procs" ] || mount -t cgroup2 cgroup2 "$CG" || fail "cannot mount cgroup2"
-	echo +memory > "$CG/cgroup.subtree_control" || fail "no memory controller"
-	mkdir -p "$CG/bench"
-	rm -f /tmp/ready /tmp/rate
-	# shellcheck disable=SC2016 # $$ is the inner shell's, which becomes the workload
-	sh -c 'echo $$ > '"$CG"'/bench/cgroup.procs && exec workload "$0" "$1" /tmp/ready /tmp/rate' \
-		"$mib" "$seed" &
-	wl=$!
-	n=0
-	while [ ! -e /tmp/ready ]; do
-		kill -0 "$wl" 2> /dev/null || fail "workload died"
-		n=$((n + 1))
-		[ "$n" -lt 1200 ] || fail "workload not ready after 600 s"
-		sleep 0.5
-	done
-	say "workload ready"
-	before=$(measure_baseline)
-	say "bench: baseline before hibernation $before MiB/s"
-	say "hibernating"
-	# The push-out first (--reclaim), not inside the hibernation: see test/qemu/swapin-auto/run.sh.
-	thaw hibernate --mode shutdown --image-size 0 --reclaim --no-swapin
-	say "hibernate exit $?"
-	say "bench: after resume: workload VmSwap $(vmswap_kib "$wl") kB"
-	# Everything back once, then the baseline again: the host's load may have changed meanwhile.
-	thaw swapin 2>&1 | sed 's/^/THAW-TEST: bench: initial /'
-	after=$(measure_baseline)
-	say "bench: baseline after resume $after MiB/s"
-	threshold=$(awk -v a="$before" -v b="$after" 'BEGIN { m = a < b ? a : b; printf "%.1f", m * 0.9 }')
-	say "bench: 90% threshold $threshold MiB/s (of the lower baseline)"
-	r=1
-	while [ "$r" -le "${rounds:-2}" ]; do
-		case $((r % 3)) in
-		1) order="swapoff prefetch nothing" ;;
-		2) order="nothing swapoff prefetch" ;;
-		0) order="prefetch nothing swapoff" ;;
-		esac
-		for v in $order; do variant "$v" "$r"; done
-		mibs=$((swapped / 1024))
-		say "bench: round $r raw $SWAPDEV: $mibs MiB in $(rawread "$SWAPDEV" "$mibs") s"
-		say "bench: round $r raw /dev/vdb: $mibs MiB in $(rawread /dev/vdb "$mibs") s"
-		mibs=$((mibs / RAW_READERS * RAW_READERS))
-		say "bench: round $r raw $SWAPDEV x$RAW_READERS: $mibs MiB in $(rawread_par "$SWAPDEV" "$mibs") s"
-		say "bench: round $r raw /dev/vdb x$RAW_READERS: $mibs MiB in $(rawread_par /dev/vdb "$mibs") s"
-		r=$((r + 1))
-	done
-	say "bench: done"
-	verify_workload
+    rounds=$(arg thaw.rounds)
+    setup
+    swapon "$SWAPDEV" || fail "swapon $SWAPDEV failed"
+    [ -e "$CG/cgroup.procs" ] || mount -t cgroup2 cgroup2 "$CG" || fail "cannot mount cgroup2"
+    echo +memory > "$CG/cgroup.subtree_control" || fail "no memory controller"
+    mkdir -p "$CG/bench"
+    rm -f /tmp/ready /tmp/rate
+    # shellcheck disable=SC2016 # $$ is the inner shell's, which becomes the workload
+    sh -c 'echo $$ > '"$CG"'/bench/cgroup.procs && exec workload "$0" "$1" /tmp/ready /tmp/rate' \
+        "$mib" "$seed" &
+    wl=$!
+    n=0
+    while [ ! -e /tmp/ready ]; do
+        kill -0 "$wl" 2> /dev/null || fail "workload died"
+        n=$((n + 1))
+        [ "$n" -lt 1200 ] || fail "workload not ready after 600 s"
+        sleep 0.5
+    done
+    say "workload ready"
+    before=$(measure_baseline)
+    say "bench: baseline before hibernation $before MiB/s"
+    say "hibernating"
+    # The push-out first (--reclaim), not inside the hibernation: see test/qemu/swapin-auto/run.sh.
+    thaw hibernate --mode shutdown --image-size 0 --reclaim --no-swapin
+    say "hibernate exit $?"
+    say "bench: after resume: workload VmSwap $(vmswap_kib "$wl") kB"
+    # Everything back once, then the baseline again: the host's load may have changed meanwhile.
+    thaw swapin 2>&1 | sed 's/^/THAW-TEST: bench: initial /'
+    after=$(measure_baseline)
+    say "bench: baseline after resume $after MiB/s"
+    threshold=$(awk -v a="$before" -v b="$after" 'BEGIN { m = a < b ? a : b; printf "%.1f", m * 0.9 }')
+    say "bench: 90% threshold $threshold MiB/s (of the lower baseline)"
+    r=1
+    while [ "$r" -le "${rounds:-2}" ]; do
+        case $((r % 3)) in
+        1) order="swapoff prefetch nothing" ;;
+        2) order="nothing swapoff prefetch" ;;
+        0) order="prefetch nothing swapoff" ;;
+        esac
+        for v in $order; do variant "$v" "$r"; done
+        mibs=$((swapped / 1024))
+        say "bench: round $r raw $SWAPDEV: $mibs MiB in $(rawread "$SWAPDEV" "$mibs") s"
+        say "bench: round $r raw /dev/vdb: $mibs MiB in $(rawread /dev/vdb "$mibs") s"
+        mibs=$((mibs / RAW_READERS * RAW_READERS))
+        say "bench: round $r raw $SWAPDEV x$RAW_READERS: $mibs MiB in $(rawread_par "$SWAPDEV" "$mibs") s"
+        say "bench: round $r raw /dev/vdb x$RAW_READERS: $mibs MiB in $(rawread_par /dev/vdb "$mibs") s"
+        r=$((r + 1))
+    done
+    say "bench: done"
+    verify_workload
 }
 
 bench

@@ -6,7 +6,6 @@
 # Steps:
 #   setup        thaw setup on /dev/vdb, then power off (no image)
 #   hibernate    setup, swap on, workload, thaw hibernate; after the resume: verify the workload
-#   plain        the same with plain swap on /dev/vdb and the raw sysfs interface (harness self-test)
 #   cold         a boot without image: the mapping is there, swap is usable
 #   inspect      a boot that must not have resumed: say whether the image header is still armed
 #   write        a boot that goes on as a real one: the root read-write (its journal replayed), a few
@@ -550,19 +549,6 @@ hibernate)
     verify_workload
     kmsg_thaw
     aftercheck
-    ;;
-plain)
-    mkswap /dev/vdb > /dev/null || fail "mkswap failed"
-    swapon /dev/vdb || fail "swapon /dev/vdb failed"
-    start_workload "$mib"
-    say "hibernating"
-    cat /sys/block/vdb/dev > /sys/power/resume
-    echo shutdown > /sys/power/disk
-    echo disk > /sys/power/state
-    # shellcheck disable=SC2320 # the status of that write is the point
-    rc=$?
-    say "hibernate exit $rc"
-    verify_workload
     ;;
 cold)
     mapping_state

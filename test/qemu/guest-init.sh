@@ -8,17 +8,22 @@
 #   hibernate    setup, swap on, workload, thaw hibernate; after the resume: verify the workload
 #   cold         a boot without image: the mapping is there, swap is usable
 #   inspect      a boot that must not have resumed: say whether the image header is still armed
-#   write        a boot that goes on as a real one: the root read-write (its journal replayed), a few
-#                files written and synced, then the root remounted read-only (a clean shutdown)
 #   resume       a boot that must resume: reaching this init at all means it did not
 #   doctor       thaw doctor only (the cold step runs it too, with the swap on)
-#   bench        make bench-swapin's script, from fw_cfg opt/test/bench
 #   mkroot       make /dev/vdb an encrypted root with a swap file (thaw setup --swapfile in a chroot)
 #   hibernate-file  (on that root) swapon /swapfile, workload, thaw hibernate; then verify
+# Any other step NAME is a scenario's own, the function step_NAME of its guest.sh (below): write
+# (stale-noresume), bench (make bench-swapin).
 #
-# thaw.hibargs=a,b passes options to thaw hibernate (commas for spaces); thaw.after= names what the
-# hibernate step does after the resume, before verifying the workload (see after_resume). The
-# resumed system runs with the hibernating boot's command line: both go on the hibernate boot.
+# thaw.hibargs=a,b passes options to thaw hibernate (commas for spaces); thaw.after=write makes the
+# resumed system write files before verifying the workload (see after_resume). The resumed system
+# runs with the hibernating boot's command line: both go on the hibernate boot.
+#
+# What only one scenario does is in that scenario's folder, test/qemu/NAME/guest.sh (or
+# test/bench/NAME/guest.sh): the harness sends it as fw_cfg opt/test/guest and this init sources it
+# after its own functions, before running the step, so it can define the hooks below (empty here)
+# and its own steps. What several scenarios use stays here (crafted.sh's images are shared: their
+# boots get no guest.sh). Nothing is written to the root image for it, so it builds no image again.
 
 # /usr/sbin: where the hostonly scenario's root has thaw, installed from the Debian package.
 PATH=/bin:/usr/sbin
@@ -82,20 +87,6 @@ setup() {
     say "setup exit $rc"
     [ "$rc" -eq 0 ] || fail "thaw setup failed"
     [ -b /dev/mapper/thaw-swap ] || fail "no /dev/mapper/thaw-swap after setup"
-}
-
-# thaw.sdenroll=PCRS: after setup, systemd 252's systemd-cryptenroll (put into this run's root by
-# the scenario) adds a systemd-tpm2 keyslot bound to PCRS of this guest's TPM, unlocking with the
-# fw_cfg key setup used.
-sdenroll() {
-    pcrs=$(arg thaw.sdenroll)
-    [ -n "$pcrs" ] || return 0
-    systemd-cryptenroll --unlock-key-file=/sys/firmware/qemu_fw_cfg/by_name/opt/thaw/key/raw \
-        --tpm2-device=/dev/tpmrm0 --tpm2-pcrs="$pcrs" /dev/vdb 2>&1 | sed 's/^/THAW-TEST: cryptenroll: /'
-    cryptsetup luksDump /dev/vdb | grep -q 'systemd-tpm2' || fail "no systemd-tpm2 token after systemd-cryptenroll"
-    say "systemd-tpm2 enrolled"
-    # The header changed on purpose: re-pinned as thaw(8) says, or thaw hibernate refuses the stale pin.
-    thaw enroll --device /dev/vdb --repin 2>&1 | sed 's/^/THAW-TEST: repin: /'
 }
 
 # wait_ready FILE PID NAME: waits (up to 300 s) until the workload PID has created FILE.
@@ -170,149 +161,18 @@ write_files() {
     say "wrote files: 4 of 256 KiB in /var/tmp ($1), synced"
 }
 
+# A process's swapped memory, one /proc/meminfo field (swapin-auto, swapin-tight, bench-swapin).
 vmswap_kib() { awk '/^VmSwap:/ {print $2}' "/proc/$1/status"; }
-
-# Swapped memory that is not also in RAM (the swap cache keeps copies of pages brought back).
-swapped_kib() {
-    awk '/^SwapTotal:/ {t = $2} /^SwapFree:/ {f = $2} /^SwapCached:/ {c = $2} END {print t - f - c}' /proc/meminfo
-}
 
 meminfo_kib() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
 
-# busybox has no pgrep: is a "thaw swapin" process running?
-swapin_running() {
-    for f in /proc/[0-9]*/cmdline; do
-        case "$(tr '\0' ' ' < "$f" 2> /dev/null)" in "thaw swapin"*) return 0 ;; esac
-    done
-    return 1
-}
-
-# The swap-in thaw hibernate started after the resume: wait until it has come and gone.
-wait_swapin() {
-    say "after resume: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB"
-    t0=$(cut -d. -f1 /proc/uptime)
-    n=0
-    while ! swapin_running && [ "$n" -lt 20 ]; do sleep 0.5; n=$((n + 1)); done
-    while swapin_running; do
-        [ $(($(cut -d. -f1 /proc/uptime) - t0)) -lt 600 ] || fail "thaw swapin still running after 600 s"
-        sleep 1
-    done
-    say "swap-in over after $(($(cut -d. -f1 /proc/uptime) - t0)) s: workload VmSwap $(vmswap_kib "$wl") kB," \
-        "swapped $(swapped_kib) kB"
-}
-
-# A heartbeat every second while $1 runs; prints the longest gap between two beats.
-heartbeat() {
-    rm -f /tmp/beats
-    ( while :; do date +%s >> /tmp/beats; sleep 1; done ) &
-    hb=$!
-    "$@"
-    rc=$?
-    kill "$hb"
-    say "heartbeat: longest gap $(awk 'NR > 1 && $1 - p > g {g = $1 - p} {p = $1} END {print g + 0}' /tmp/beats) s"
-    return "$rc"
-}
-
-# More swapped than fits: a second workload takes all but about 140 MiB of the available memory,
-# then swapoff must refuse and prefetch must stop at the floor. Once it is gone, a second prefetch
-# brings the rest back.
-tight() {
-    avail=$(meminfo_kib MemAvailable)
-    hog=$(((avail - 140 * 1024) / 1024))
-    rm -f /tmp/ready2
-    workload "$hog" "$((seed + 1))" /tmp/ready2 &
-    hogpid=$!
-    wait_ready /tmp/ready2 "$hogpid" "second workload"
-    say "tight: second workload holds $hog MiB; workload VmSwap $(vmswap_kib "$wl") kB," \
-        "MemAvailable $(meminfo_kib MemAvailable) kB"
-    thaw swapin --strategy swapoff
-    say "swapoff strategy exit $?"
-    heartbeat thaw swapin
-    say "prefetch exit $?"
-    say "after prefetch: workload VmSwap $(vmswap_kib "$wl") kB, MemAvailable $(meminfo_kib MemAvailable) kB," \
-        "swap on: $(grep -c '^/dev/' /proc/swaps)"
-    kill -USR1 "$hogpid"
-    wait "$hogpid"
-    say "second workload exit $?"
-    swapin_first_interrupt
-    thaw swapin 2> /tmp/plain
-    say "prefetch with room exit $?: workload VmSwap $(vmswap_kib "$wl") kB"
-    # Not a terminal: one summary line and no bar (the console is a terminal, this file is not).
-    say "plain: $(wc -l < /tmp/plain) lines, $(tr -cd '\r' < /tmp/plain | wc -c) carriage returns"
-    sed 's/^/THAW-TEST: plain: /' /tmp/plain
-    swapoff_priority
-}
-
-# With room again, a third small workload and the first are pushed out to swap (cgroup v2
-# memory.reclaim, as thaw hibernate --reclaim does); thaw swapin --first THIRD runs on a terminal
-# (util-linux script: a pty; the scenario adds it) and gets SIGTERM once the third is back; the rest
-# comes back afterwards. Says how much the first still had in swap when the third had (nearly) none,
-# the pty's output (bar and summary), the exit status and whether the swap is on.
-swapin_first_interrupt() {
-    rm -f /tmp/ready3 /tmp/ts
-    workload 16 "$((seed + 2))" /tmp/ready3 &
-    third=$!
-    wait_ready /tmp/ready3 "$third" "third workload"
-    echo 1G > /sys/fs/cgroup/memory.reclaim 2> /dev/null
-    say "reclaimed: workload VmSwap $(vmswap_kib "$wl") kB, third VmSwap $(vmswap_kib "$third") kB"
-    rm -f /tmp/swapin.pid
-    # shellcheck disable=SC2016 # $$ is the inner shell's, which becomes thaw swapin
-    script -qec 'echo $$ > /tmp/swapin.pid; exec thaw swapin --first '"$third" /tmp/ts > /dev/null 2>&1 < /dev/null &
-    sp=$!
-    n=0
-    # Back: at most 64 kB left (a few pages can go out again meanwhile). Then SIGTERM at once.
-    while [ "$(vmswap_kib "$third")" -gt 64 ] && kill -0 "$sp" 2> /dev/null && [ "$n" -lt 3000 ]; do
-        sleep 0.1
-        n=$((n + 1))
-    done
-    tp=$(cat /tmp/swapin.pid 2> /dev/null)
-    wlf=$(vmswap_kib "$wl")
-    kill -TERM "$tp" 2> /dev/null && say "sent SIGTERM to thaw swapin $tp"
-    say "first: third VmSwap $(vmswap_kib "$third") kB while workload VmSwap $wlf kB"
-    wait "$sp"
-    say "interrupted swap-in exit $?: workload VmSwap $(vmswap_kib "$wl") kB, swap on: $(grep -c '^/dev/' /proc/swaps)"
-    # The end of the pty's output: the bar redraws with \r and erases the rest of the line with ESC [K.
-    tr '\r' '\n' < /tmp/ts | tr -d '\033' | sed 's/\[K$//' | grep -a . | tail -n 8 | sed 's/^/THAW-TEST: pty: /'
-    kill -USR1 "$third"
-    wait "$third"
-    say "third workload exit $?"
-}
-
-# swapoff strategy with room: the swap comes back on with the priority it had (util-linux swapon
-# sets one; the scenario adds it as ul-swapon).
-swapoff_priority() {
-    swapoff /dev/mapper/thaw-swap && ul-swapon -p 7 /dev/mapper/thaw-swap
-    say "priority before: $(awk 'NR > 1 {print $5}' /proc/swaps)"
-    thaw swapin --strategy swapoff
-    say "swapoff strategy with room exit $?: priority after: $(awk 'NR > 1 {print $5}' /proc/swaps)"
-}
-
+# thaw.after=write: the resumed system writes files, as a real one would (crafted.sh's image).
 after_resume() {
     case "$1" in
-    wait-swapin) wait_swapin ;;
-    tight) tight ;;
-    # replay-tpm: hibernate once more from the resumed system (the second image); its resume
-    # comes back here and goes on to verify the workload.
-    rehibernate)
-        say "hibernating again"
-        thaw hibernate --mode shutdown
-        say "rehibernate exit $?"
-        ;;
     write) write_files after-resume ;;
     '') ;;
     *) say "unknown thaw.after '$1'" ;;
     esac
-}
-
-# thaw.aftercheck=SRC: in the resumed system, try the key of SRC against /dev/vdb (a tpm2 source
-# must fail there: the resume boot locked it).
-aftercheck() {
-    src=$(arg thaw.aftercheck)
-    [ -n "$src" ] || return 0
-    thaw enroll --device /dev/vdb --check "$src" > /tmp/aftercheck 2>&1
-    rc=$?
-    sed 's/^/THAW-TEST: aftercheck: /' /tmp/aftercheck
-    say "aftercheck exit $rc"
 }
 
 # An encrypted root on /dev/vdb, as an image builder makes one: LUKS2 with an installer key
@@ -426,63 +286,8 @@ craft() {
         sha256sum | cut -c1-16)"
 }
 
-# rd8 DEV BYTE / rd16 DEV BYTE: one byte, a little-endian u16.
-rd8() {
-    dd if="$1" bs=1 skip="$2" count=1 2> /dev/null | od -An -tu1 | tr -d ' '
-}
-rd16() {
-    dd if="$1" bs=1 skip="$2" count=2 2> /dev/null | od -An -tu2 | tr -d ' '
-}
-
-# tamper: on an --integrity container, flip one byte of the ciphertext of the image's first data
-# page on the raw disk, as someone with the disk but not the key could. Where dm-integrity keeps a
-# data sector: drivers/md/dm-integrity.c, get_data_sector() and calculate_device_limits() (6.1).
-tamper() {
-    dev=$1
-    realkey=/sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw
-    # Opened writable once, so dm-integrity replays its journal into place, then closed.
-    cryptsetup open --key-file "$realkey" --keyfile-size 32 "$dev" thaw-tamper || fail "cannot open $dev"
-    map=$(rd32 /dev/mapper/thaw-tamper 4064)
-    blk=$(rd32 /dev/mapper/thaw-tamper $((map * 4096 + 8)))
-    cryptsetup close thaw-tamper
-    seg=$(cryptsetup luksDump "$dev" | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
-    magic=$(dd if="$dev" bs=1 skip="$seg" count=7 2> /dev/null)
-    [ "$magic" = integrt ] || fail "no dm-integrity superblock at byte $seg of $dev"
-    li=$(rd8 "$dev" $((seg + 9)))
-    tag=$(rd16 "$dev" $((seg + 10)))
-    js=$(rd32 "$dev" $((seg + 12)))
-    flags=$(rd32 "$dev" $((seg + 24)))
-    lspb=$(rd8 "$dev" $((seg + 28)))
-    space=504
-    [ $((flags & 1)) -eq 0 ] || space=496
-    entry=$(((8 + 8 * (1 << lspb) + tag + 7) / 8 * 8))
-    per_sector=$((space / entry))
-    initial=$((8 + js * ((per_sector * 8 << lspb) + 8)))
-    pad=131072
-    [ $((flags & 8)) -eq 0 ] || pad=4096
-    run=$((((tag << (li - lspb)) + pad - 1) / pad))
-    run=$((run * pad / 512))
-    sector=$((blk * 8))
-    raw=$((seg / 512 + initial + ((sector >> li) + 1) * run + sector))
-    off=$((raw * 512 + 64))
-    v=$(rd8 "$dev" "$off")
-    # shellcheck disable=SC2059 # the format is the octal escape
-    printf "$(printf '\\%03o' $((v ^ 1)))" | dd of="$dev" bs=1 seek="$off" conv=notrunc 2> /dev/null
-    sync
-    say "tampered: byte $off of $dev (first data page, block $blk) was $v"
-    cryptsetup open --readonly --key-file "$realkey" --keyfile-size 32 "$dev" thaw-tamper || fail "cannot open $dev"
-    if dd if=/dev/mapper/thaw-tamper of=/dev/null bs=4096 skip="$blk" count=1 2> /tmp/dd; then
-        say "tampered block reads without error"
-    else
-        say "tampered block reads: $(tail -n1 /tmp/dd)"
-    fi
-    cryptsetup close thaw-tamper
-}
-
-# With dmsetup (added by the scenario): the live tables of the thaw mapping, the key field masked.
-# thaw.badmap=1: then /dev/vdb's data area mapped read-only in the clear (cipher_null, as a header
-# switched to cipher_null makes libcryptsetup map it) and as linear: thaw hibernate must refuse
-# both before freezing anything, and this system keeps running.
+# With dmsetup (added by resume-basic and tamper-integrity): the live tables of the thaw mapping,
+# the key field masked.
 live_tables() {
     command -v dmsetup > /dev/null || return 0
     for m in thaw-swap thaw-swap_dif; do
@@ -492,35 +297,6 @@ live_tables() {
             if ($5 ~ /^:/) { split($5, k, ":"); $5 = ":" k[2] ":" k[3] ":<desc>" }
             else $5 = "<" length($5) " hex digits>" } { print }')"
     done
-    [ "$(arg thaw.badmap)" = 1 ] || return 0
-    dev=$(cat /sys/block/vdb/dev)
-    seg=$(cryptsetup luksDump /dev/vdb | sed -n 's/^[[:space:]]*offset: \([0-9]*\) \[bytes\].*/\1/p' | head -n1)
-    dmsetup create --noudevsync --readonly thaw-null \
-        --table "0 16384 crypt cipher_null-ecb - 0 $dev $((seg / 512))" || say "badmap: dmsetup failed"
-    dmsetup create --noudevsync --readonly thaw-lin --table "0 16384 linear $dev $((seg / 512))" ||
-        say "badmap: dmsetup failed"
-    for m in thaw-null thaw-lin; do
-        say "live table $m: $(dmsetup table "$m")"
-        thaw hibernate --name "$m" --mode shutdown > /tmp/badmap 2>&1
-        rc=$?
-        sed "s/^/THAW-TEST: badmap $m: /" /tmp/badmap
-        say "badmap $m: exit $rc"
-    done
-    dmsetup remove thaw-null
-    dmsetup remove thaw-lin
-    # A stale pin (the header changed, thaw.conf not re-pinned): the next boot would refuse the header.
-    if grep -q '^header=' /etc/thaw/thaw.conf 2> /dev/null; then
-        cp /etc/thaw/thaw.conf /tmp/thaw.conf.good
-        sed -i 's/^header=.*/header=sha256:'"$(printf '%064d' 0)"'/' /etc/thaw/thaw.conf
-        thaw hibernate --dry-run > /tmp/badmap 2>&1
-        rc=$?
-        sed "s/^/THAW-TEST: badmap pin: /" /tmp/badmap
-        say "badmap pin: exit $rc"
-        cp /tmp/thaw.conf.good /etc/thaw/thaw.conf
-    else
-        say "badmap pin: no header= in /etc/thaw/thaw.conf"
-    fi
-    say "badmap: still running"
 }
 
 # header_sum DEV: the header page without its signature, which is all rd.thaw.mismatch=discard may change.
@@ -528,16 +304,53 @@ header_sum() {
     say "header page sum: $(dd if="$1" bs=4086 count=1 2> /dev/null | sha256sum | cut -c1-16)"
 }
 
+# The hooks a scenario's guest.sh may define, where the steps call them:
+# - hook_setup: hibernate step, after thaw setup (systemd-tpm2: systemd-cryptenroll);
+# - hook_swap: hibernate step, the swap on and its live tables shown, before the workload
+#   (resume-basic: mappings thaw hibernate must refuse);
+# - hook_resumed: hibernate step, after thaw hibernate returned (after a resume), before the
+#   workload is verified (swapin-auto, swapin-tight, replay-tpm);
+# - hook_verified: hibernate step, the workload verified (replay-tpm);
+# - hook_inspect: inspect step, before any look at the image (tamper-integrity, evil-null-keyslot);
+# - look_realkey: the inspect step's look at /dev/vdb with the real key, when thaw left no mapping
+#   (replaced by evil-digest-cost, whose forged digest would make cryptsetup spend hours on it).
+hook_setup() { :; }
+hook_swap() { :; }
+hook_resumed() { :; }
+hook_verified() { :; }
+hook_inspect() { :; }
+# Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can say the
+# image is still there without resuming it.
+look_realkey() {
+    if cryptsetup open --readonly --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
+        --keyfile-size 32 /dev/vdb thaw-inspect; then
+        sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
+        say "image signature: $sig"
+        header_sum /dev/mapper/thaw-inspect
+        thaw inspect /dev/mapper/thaw-inspect 2>&1 | sed 's/^/THAW-TEST: inspect: /'
+        cryptsetup close thaw-inspect
+    else
+        say "inspect: cannot open /dev/vdb with the real key"
+    fi
+}
+
+guest=/sys/firmware/qemu_fw_cfg/by_name/opt/test/guest/raw
+if [ -r "$guest" ]; then
+    # shellcheck disable=SC1090 # the scenario's test/qemu/NAME/guest.sh, linted on its own
+    . "$guest"
+fi
+
 case "$step" in
 setup)
     setup
     ;;
 hibernate)
     setup
-    sdenroll
+    hook_setup
     swapon /dev/mapper/thaw-swap || fail "swapon /dev/mapper/thaw-swap failed"
     say "swap on"
     live_tables
+    hook_swap
     start_workload "$mib"
     say "hibernating"
     # thaw.hibenv=A=1,B=2: its environment (make bench-hibernate's THAW_BENCH_NO_IMAGE_MAC).
@@ -546,9 +359,10 @@ hibernate)
     # Reached only after a resume (or when hibernation failed).
     say "hibernate exit $?"
     after_resume "$(arg thaw.after)"
+    hook_resumed
     verify_workload
     kmsg_thaw
-    aftercheck
+    hook_verified
     ;;
 cold)
     mapping_state
@@ -566,20 +380,7 @@ inspect)
     mapping_state
     thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
     [ -r /run/thaw/state ] && sed -n 's/^outcome=/THAW-TEST: state: outcome=/p' /run/thaw/state
-    # thaw.anykey=1: does libcryptsetup open /dev/vdb with a key that is no key (a forged
-    # cipher_null keyslot, CVE-2025-59054)? Only checks the passphrase: nothing is mapped.
-    if [ "$(arg thaw.anykey)" = 1 ]; then
-        printf 'not the key at all' > /tmp/anykey
-        cryptsetup open --test-passphrase --key-file /tmp/anykey /dev/vdb
-        say "any key: test-passphrase exit $?"
-    fi
-    # Read-only look at the header with the real key (test-only fw_cfg entry), so the tests can
-    # say the image is still there without resuming it.
-    # thaw.tamper=DISK (with noresume): change the ciphertext of the --integrity container on that
-    # disk (a copy of the image's, so that this boot's superseding of /dev/vdb does not touch it),
-    # see tamper().
-    t=$(arg thaw.tamper)
-    [ -n "$t" ] && tamper "/dev/$t"
+    hook_inspect
     # thaw.craft=DISK:KIND,... (with noresume): craft each extra disk's image, see craft().
     for c in $(arg thaw.craft | tr ',' ' '); do
         cryptsetup open --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
@@ -596,28 +397,10 @@ inspect)
         say "swapon exit $?"
         say "swaps in use: $(grep -c '^/' /proc/swaps)"
         swapoff /dev/mapper/thaw-swap
-    elif [ "$(arg thaw.nolook)" = 1 ]; then
-        # evil-digest-cost: cryptsetup would spend hours on the forged digest.
-        say "inspect: no look at /dev/vdb with the real key (thaw.nolook=1)"
-    elif cryptsetup open --readonly --key-file /sys/firmware/qemu_fw_cfg/by_name/opt/test/realkey/raw \
-        --keyfile-size 32 /dev/vdb thaw-inspect; then
-        sig=$(dd if=/dev/mapper/thaw-inspect bs=1 skip=4086 count=9 2> /dev/null)
-        say "image signature: $sig"
-        header_sum /dev/mapper/thaw-inspect
-        thaw inspect /dev/mapper/thaw-inspect 2>&1 | sed 's/^/THAW-TEST: inspect: /'
-        cryptsetup close thaw-inspect
     else
-        say "inspect: cannot open /dev/vdb with the real key"
+        look_realkey
     fi
     say "swaps in use: $(grep -c '^/' /proc/swaps)"
-    ;;
-write)
-    mapping_state
-    thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
-    [ -r /run/thaw/state ] && sed -n 's/^outcome=/THAW-TEST: state: outcome=/p' /run/thaw/state
-    write_files boot
-    # As a real shutdown does: the journal checkpointed, the file system clean on disk.
-    mount -o remount,ro / && say "root remounted read-only"
     ;;
 mkroot)
     mkroot
@@ -641,13 +424,9 @@ resume)
 doctor)
     doctor
     ;;
-bench)
-    # make bench-swapin brings its own script as fw_cfg opt/test/bench (test/bench/bench-swapin/guest.sh).
-    # shellcheck disable=SC1091 # not in the repository's tree at this path
-    . /sys/firmware/qemu_fw_cfg/by_name/opt/test/bench/raw
-    ;;
 *)
-    say "unknown step '$step'"
+    # A scenario's own step, from its guest.sh.
+    if command -v "step_$step" > /dev/null; then "step_$step"; else say "unknown step '$step'"; fi
     ;;
 esac
 off

@@ -31,9 +31,16 @@ TQ_LOGLEVEL=${TQ_LOGLEVEL:-7}
 # ---------------------------------------------------------------------------------------------
 # Per-run work directory: disks and keys (generated here, never committed).
 
-# tq_workdir NAME: fresh $TQ_WORK with a root disk, an empty swap disk and two random keys.
+# tq_workdir NAME: fresh $TQ_WORK with a root disk, an empty swap disk and two random keys; TQ_GUEST
+# the scenario's own guest code, test/qemu/NAME/guest.sh (or test/bench/NAME/guest.sh), when it has
+# one: tq_boot sends it to every boot as fw_cfg opt/test/guest, and guest-init.sh sources it.
 tq_workdir() {
+    local f
     TQ_WORK=$TQ_CACHE/run/$1
+    TQ_GUEST=
+    for f in "$TQ_REPO/test/qemu/$1/guest.sh" "$TQ_REPO/test/bench/$1/guest.sh"; do
+        [[ -f $f ]] && TQ_GUEST=$f
+    done
     rm -rf "$TQ_WORK"
     mkdir -p "$TQ_WORK"
     cp --sparse=always "$TQ_ROOT_BASE" "$TQ_WORK/root.img"
@@ -114,7 +121,8 @@ tq_swtpm_stop() {
 # the seconds since QEMU started (host clock). Returns QEMU's status (124 = timed out).
 # TQ_QEMU_EXTRA (array) adds QEMU arguments, TQ_QEMU_WRAP (array) a command QEMU runs under (such
 # as ip netns exec NS); the real key is always also given to the guest as
-# opt/test/realkey so it can inspect the image header read-only.
+# opt/test/realkey so it can inspect the image header read-only, and TQ_GUEST (see tq_workdir),
+# when set, as opt/test/guest.
 tq_boot() {
     local name=$1 step=$2 key=$3 log rc start
     shift 3
@@ -136,6 +144,8 @@ tq_boot() {
     tq_log "boot $name: step=$step ${*:-}"
     TQ_TPM_ARGS=()
     [[ -n $TQ_TPM_STATE ]] && tq_swtpm_start "$name"
+    local guest=()
+    [[ -n ${TQ_GUEST:-} ]] && guest=(-fw_cfg "name=opt/test/guest,file=$TQ_GUEST")
     start=$EPOCHREALTIME
     local tag=thaw-test-$$-$RANDOM watch
     rm -f "$TQ_WORK/$name.hung"
@@ -148,7 +158,7 @@ tq_boot() {
         -drive "file=$TQ_WORK/swap.img,if=virtio,format=raw" \
         -fw_cfg "name=opt/thaw/key,file=$key" -fw_cfg "name=opt/test/realkey,file=$TQ_WORK/key" \
         -object rng-random,id=rng0,filename=/dev/urandom -device virtio-rng-pci,rng=rng0 \
-        "${TQ_TPM_ARGS[@]}" "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tee "$log.raw" | tq_stamp "$start" > "$log"
+        "${guest[@]}" "${TQ_TPM_ARGS[@]}" "${TQ_QEMU_EXTRA[@]}" < /dev/null 2>&1 | tee "$log.raw" | tq_stamp "$start" > "$log"
     rc=${PIPESTATUS[0]}
     kill "$watch" 2> /dev/null
     wait "$watch" 2> /dev/null

@@ -22,7 +22,6 @@ OUT=${BENCH_OUT:-$TQ_REPO/build/bench-swapin.txt}
 
 tq_prepare
 tq_workdir bench-swapin
-TQ_QEMU_EXTRA=(-fw_cfg "name=opt/test/bench,file=$here/guest.sh")
 tq_boot_checked hibernate bench "$TQ_WORK/key" "thaw.rounds=$ROUNDS"
 tq_check "hibernate: the kernel wrote the image" tq_has hibernate "PM: hibernation: Wrote"
 tq_boot_checked resume resume "$TQ_WORK/key"

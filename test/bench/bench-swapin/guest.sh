@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=sh
 # shellcheck disable=SC2154 # mib, seed, wl and the helpers come from guest-init.sh
-# The guest half of make bench-swapin, sourced by guest-init.sh (step bench; it reaches the guest
-# as fw_cfg opt/test/bench). Uses guest-init's say, fail, arg, setup, vmswap_kib, meminfo_kib.
+# The guest half of make bench-swapin, sourced by guest-init.sh (it reaches the guest as fw_cfg
+# opt/test/guest, as a scenario's guest.sh does): the step bench. Uses guest-init's say, fail, arg,
+# setup, vmswap_kib, meminfo_kib.
 #
 # Before hibernating: the workload in its own cgroup (so memory.reclaim can push exactly it out),
 # its baseline throughput; then thaw hibernate with image_size 0 and no automatic swap-in.
@@ -108,7 +109,7 @@ variant() {
     [ "$v" = nothing ] && thaw swapin > /dev/null 2>&1
 }
 
-bench() {
+step_bench() {
     rounds=$(arg thaw.rounds)
     setup
     swapon "$SWAPDEV" || fail "swapon $SWAPDEV failed"
@@ -160,5 +161,3 @@ bench() {
     say "bench: done"
     verify_workload
 }
-
-bench

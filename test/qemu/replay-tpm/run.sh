@@ -19,9 +19,10 @@ TQ_TPM_STATE=$TQ_WORK/tpm
 TQ_FWCFG_KEY=$TQ_WORK/wrong-key
 src=tpm2
 
-# The resumed system runs with this command line: thaw.after=rehibernate hibernates it once more,
-# and thaw.aftercheck tries the TPM key once the last resume came back.
-tq_hibernate_boot hibernate "thaw.setupkey=$src" "rd.thaw.key=$src" "thaw.after=rehibernate" "thaw.aftercheck=$src"
+# After the resume its guest.sh hibernates the resumed system once more, and tries the TPM key
+# named by thaw.aftercheck once the last resume came back (the resumed system runs with this
+# command line).
+tq_hibernate_boot hibernate "thaw.setupkey=$src" "rd.thaw.key=$src" "thaw.aftercheck=$src"
 tq_check "hibernate: setup sealed the key to the TPM" tq_lacks hibernate "cannot read the key from"
 tq_check "hibernate: setup defined the TPM2 counter" tq_has hibernate "TPM2 counter of /dev/vdb at NV index"
 tq_check "hibernate: thaw hibernate incremented it to 2" tq_has hibernate "TPM2 counter of /dev/vdb incremented to 2"

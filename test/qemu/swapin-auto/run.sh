@@ -13,7 +13,7 @@ export TQ_WORKLOAD_MIB=${TQ_WORKLOAD_MIB:-128}
 
 tq_prepare
 tq_workdir swapin-auto
-tq_hibernate_boot hibernate thaw.hibargs=--image-size,0,--reclaim thaw.after=wait-swapin no_console_suspend
+tq_hibernate_boot hibernate thaw.hibargs=--image-size,0,--reclaim no_console_suspend
 tq_resume_boot resume
 
 # "after resume: workload VmSwap N kB, ..." and "swap-in over after S s: workload VmSwap N kB, ..."

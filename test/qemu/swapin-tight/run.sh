@@ -20,7 +20,7 @@ tq_workdir swapin-tight
 # script runs thaw swapin on a pty; util-linux swapon (as ul-swapon) sets a swap priority.
 cp "$(command -v swapon)" "$TQ_WORK/ul-swapon"
 tq_root_add "$(command -v script)" "$TQ_WORK/ul-swapon"
-tq_hibernate_boot hibernate thaw.hibargs=--image-size,0,--reclaim,--no-swapin thaw.after=tight no_console_suspend
+tq_hibernate_boot hibernate thaw.hibargs=--image-size,0,--reclaim,--no-swapin no_console_suspend
 tq_resume_boot resume
 
 log=$TQ_WORK/resume.log

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* thaw's one clock: deadlines are CLOCK_MONOTONIC milliseconds, and one sleep to wait for them. */
+/* thaw's one clock: deadlines are CLOCK_MONOTONIC milliseconds, one sleep to wait for them, one rate limit. */
 #include "base/clock.h"
 
 #include <errno.h>
@@ -31,4 +31,23 @@ void clock_sleep_ms(int64_t ms)
         ts.tv_nsec = (long)(ms % 1000) * 1000000L;
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                 ;
+}
+
+void clock_every_start(struct clock_every *e, int64_t interval_ms)
+{
+        e->interval_ms = interval_ms;
+        e->next_ms = clock_now_ms() + interval_ms;
+}
+
+bool clock_every_due_at(struct clock_every *e, int64_t now_ms)
+{
+        if (now_ms < e->next_ms)
+                return false;
+        e->next_ms = now_ms + e->interval_ms;
+        return true;
+}
+
+bool clock_every_due(struct clock_every *e)
+{
+        return clock_every_due_at(e, clock_now_ms());
 }

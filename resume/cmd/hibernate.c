@@ -122,19 +122,18 @@ static void spawn_swapin(const char *root, const char *strategy, const char *nam
 }
 
 /*
- * Reclaim in steps of this size, saying how far it has got about every RECLAIM_SAY_MS: a reclaim
- * of a few hundred MiB to an encrypted swap takes 10-15 s on a slow VM, and a console silent that
- * long looks hung (to a person, and to the test harness).
+ * Reclaim in steps of this size, saying how far it has got about every CLOCK_PROGRESS_MS: a reclaim
+ * of a few hundred MiB to an encrypted swap takes 10-15 s on a slow VM.
  */
 #define RECLAIM_STEP_KIB (32u * 1024u)
-#define RECLAIM_SAY_MS 5000
 
 /* Asks for want KiB in steps, up to the first that fails: 0, or that step's negative errno. */
 static int reclaim_steps(const char *root, uint64_t want)
 {
-        int64_t said = clock_now_ms();
+        struct clock_every say;
         uint64_t done = 0;
 
+        clock_every_start(&say, CLOCK_PROGRESS_MS);
         while (done < want) {
                 uint64_t step = want - done < RECLAIM_STEP_KIB ? want - done : RECLAIM_STEP_KIB;
                 int r = power_reclaim(root, step);
@@ -142,11 +141,9 @@ static int reclaim_steps(const char *root, uint64_t want)
                 if (r < 0)
                         return r;
                 done += step;
-                if (done < want && clock_now_ms() - said >= RECLAIM_SAY_MS) {
+                if (done < want && clock_every_due(&say))
                         log_msg(LOG_NOTICE, "reclaiming: %" PRIu64 " of %" PRIu64 " MiB so far", done / 1024,
                                 want / 1024);
-                        said = clock_now_ms();
-                }
         }
         return 0;
 }

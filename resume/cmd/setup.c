@@ -378,25 +378,21 @@ static int conf_dir_ready(const struct setup_opts *o)
 
 /*
  * Writing every sector of a large device through dm-integrity takes minutes on a slow disk: a line
- * about every TAGS_SAY_MS says how far it has got, so the console does not look hung.
+ * about every CLOCK_PROGRESS_MS says how far it has got, so the console does not look hung.
  */
-#define TAGS_SAY_MS 5000
-
 struct tags_said {
         const char *device;
-        int64_t next; /* clock_now_ms() of the next line */
+        struct clock_every every;
 };
 
 static void say_tags_progress(uint64_t done, uint64_t total, void *userdata)
 {
         struct tags_said *t = userdata;
-        int64_t now = clock_now_ms();
 
-        if (now < t->next || total == 0)
+        if (total == 0 || !clock_every_due(&t->every))
                 return;
         log_msg(LOG_NOTICE, "writing the integrity tags of %s: %" PRIu64 "%% (%" PRIu64 " of %" PRIu64 " MiB)",
                 t->device, done * 100 / total, done >> 20, total >> 20);
-        t->next = now + TAGS_SAY_MS;
 }
 
 /* Format, open, make swap, record. Keys are only used here, and freed by the caller. */
@@ -404,10 +400,11 @@ static int format_and_open(const struct setup_opts *o, const struct keychain *ch
                            const struct keysrc_enrollment *e, char *uuid, size_t usize)
 {
         char mapper[PATH_MAX], rel[DM_MAPPER_PATH_MAX], swap_uuid[37];
-        struct tags_said said = { .device = o->device, .next = clock_now_ms() + TAGS_SAY_MS };
+        struct tags_said said = { .device = o->device };
         struct luks_progress progress = { .fn = say_tags_progress, .userdata = &said };
         int r;
 
+        clock_every_start(&said.every, CLOCK_PROGRESS_MS);
         if (o->integrity)
                 log_msg(LOG_INFO, "formatting %s as LUKS2 with integrity: every sector is written once, "
                         "this takes a while", o->device);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "luks.h"
+#include "jsontext.h"
 #include "luks_token.h"
 #include "ticket.h"
 #include "tpm2_token.h"
@@ -117,29 +118,17 @@ static int token_check(struct json_object *o, struct keysrc *out, char *why, siz
 
 int luks_token_check(const char *json, struct keysrc *out, char *why, size_t size)
 {
-        struct json_tokener *tok;
         struct json_object *o;
-        size_t len;
         int r;
 
         if (!json || !out)
                 return -EINVAL;
-        len = strnlen(json, LUKS_TOKEN_JSON_MAX + 1);
-        if (len > LUKS_TOKEN_JSON_MAX)
-                return util_why(why, size, -EINVAL, "larger than %d bytes", LUKS_TOKEN_JSON_MAX);
-        tok = json_tokener_new_ex(8); /* a thaw token nests two levels: deeper is not ours */
-        if (!tok)
-                return -ENOMEM;
-        o = json_tokener_parse_ex(tok, json, (int)len);
-        /* Trailing bytes after the object mean the text was not one JSON object. */
-        if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
-                r = util_why(why, size, -EINVAL, "not valid JSON (or nested too deeply)");
-        else if (!json_object_is_type(o, json_type_object))
-                r = util_why(why, size, -EINVAL, "not a JSON object");
-        else
-                r = token_check(o, out, why, size);
+        /* A thaw token nests two levels: deeper is not ours. */
+        r = jsontext_object(json, LUKS_TOKEN_JSON_MAX, 8, &o, why, size);
+        if (r < 0)
+                return r;
+        r = token_check(o, out, why, size);
         json_object_put(o);
-        json_tokener_free(tok);
         return r;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "base64.h"
+#include "jsontext.h"
 #include "systemd_tpm2_token.h"
 #include "base/util.h"
 
@@ -186,34 +187,20 @@ static int token_check(struct json_object *o, struct systemd_tpm2_token *t, char
 int systemd_tpm2_token_parse(const char *json, struct systemd_tpm2_token *out, char *why, size_t size)
 {
         struct systemd_tpm2_token *t;
-        struct json_tokener *tok;
         struct json_object *o;
-        size_t len;
         int r;
 
         if (!json || !out)
                 return -EINVAL;
-        len = strnlen(json, SYSTEMD_TPM2_JSON_MAX + 1);
-        if (len > SYSTEMD_TPM2_JSON_MAX)
-                return util_why(why, size, -EINVAL, "larger than %d bytes", SYSTEMD_TPM2_JSON_MAX);
+        /* An object of arrays: deeper is not systemd's. */
+        r = jsontext_object(json, SYSTEMD_TPM2_JSON_MAX, 4, &o, why, size);
+        if (r < 0)
+                return r;
         t = calloc(1, sizeof(*t));
-        tok = json_tokener_new_ex(4); /* an object of arrays: deeper is not systemd's */
-        if (!t || !tok) {
-                free(t);
-                json_tokener_free(tok);
-                return -ENOMEM;
-        }
-        o = json_tokener_parse_ex(tok, json, (int)len);
-        if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
-                r = util_why(why, size, -EINVAL, "not valid JSON (or nested too deeply)");
-        else if (!json_object_is_type(o, json_type_object))
-                r = util_why(why, size, -EINVAL, "not a JSON object");
-        else
-                r = token_check(o, t, why, size);
+        r = t ? token_check(o, t, why, size) : -ENOMEM;
         if (r == 0)
                 *out = *t;
         json_object_put(o);
-        json_tokener_free(tok);
         free(t);
         return r;
 }

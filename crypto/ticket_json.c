@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The image ticket's token JSON: written in one fixed form, read back strictly (the disk is outside input). */
+#include "jsontext.h"
 #include "ticket.h"
 #include "base/util.h"
 
@@ -466,35 +467,18 @@ static int parse_tail(struct json_object *o, struct ticket *t, char *why, size_t
 
 int ticket_parse(const char *json, struct ticket *out, char *why, size_t size)
 {
-        struct json_tokener *tok;
         struct json_object *o;
         struct ticket *t;
-        size_t len;
         int r;
 
         if (!json || !out)
                 return -EINVAL;
-        len = strnlen(json, TICKET_JSON_MAX + 1);
-        if (len > TICKET_JSON_MAX)
-                return util_why(why, size, -EINVAL, "larger than %d bytes", TICKET_JSON_MAX);
+        /* The ticket, "fs", an entry: deeper is not a ticket. */
+        r = jsontext_object(json, TICKET_JSON_MAX, 4, &o, why, size);
+        if (r < 0)
+                return r;
         t = calloc(1, sizeof(*t));
-        tok = json_tokener_new_ex(4); /* ticket, "fs", an entry: deeper is not a ticket */
-        if (!t || !tok) {
-                free(t);
-                json_tokener_free(tok);
-                return -ENOMEM;
-        }
-        o = json_tokener_parse_ex(tok, json, (int)len);
-        /*
-         * Trailing bytes after the object mean the text was not one JSON object. A key given twice
-         * cannot be seen: json-c keeps the last, as libcryptsetup (json-c too) does when it stores it.
-         */
-        if (!o || json_tokener_get_error(tok) != json_tokener_success || json_tokener_get_parse_end(tok) != len)
-                r = util_why(why, size, -EINVAL, "not valid JSON (or nested too deeply)");
-        else if (!json_object_is_type(o, json_type_object))
-                r = util_why(why, size, -EINVAL, "not a JSON object");
-        else
-                r = only_known(o, top_fields, "", why, size);
+        r = t ? only_known(o, top_fields, "", why, size) : -ENOMEM;
         if (r == 0)
                 r = parse_head(o, t, why, size);
         if (r == 0)
@@ -505,6 +489,5 @@ int ticket_parse(const char *json, struct ticket *out, char *why, size_t size)
                 *out = *t;
         free(t);
         json_object_put(o);
-        json_tokener_free(tok);
         return r;
 }

@@ -55,6 +55,20 @@ static int past_deadline(const struct luks_policy *p)
         return p && p->deadline_ms > 0 && clock_now_ms() >= p->deadline_ms;
 }
 
+int luks_init_quiet(const char *dev, struct crypt_device **out)
+{
+        struct crypt_device *cd = NULL;
+        int r;
+
+        crypt_set_log_callback(NULL, log_silent, NULL);
+        r = crypt_init(&cd, dev);
+        if (r < 0)
+                return r;
+        crypt_set_log_callback(cd, log_silent, NULL);
+        *out = cd;
+        return 0;
+}
+
 /* With p, the loaded header must pass it before anything else happens (nothing tried yet). */
 static int luks_open(const char *dev, int load, const struct luks_policy *p, struct crypt_device **out)
 {
@@ -67,11 +81,9 @@ static int luks_open(const char *dev, int load, const struct luks_policy *p, str
         /* crypt_init() says -ENOTBLK for a missing path; callers need -ENOENT to wait for a device. */
         if (stat(dev, &st) < 0)
                 return -errno;
-        crypt_set_log_callback(NULL, log_silent, NULL);
-        r = crypt_init(&cd, dev);
+        r = luks_init_quiet(dev, &cd);
         if (r < 0)
                 return r;
-        crypt_set_log_callback(cd, log_silent, NULL);
         if (load) {
                 r = crypt_load(cd, CRYPT_LUKS2, NULL);
                 if (r == 0 && p)

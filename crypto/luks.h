@@ -130,6 +130,11 @@ int luks_check_key(const char *dev, const struct secret *key, const struct luks_
  */
 int luks_header_check(const char *dev, const struct luks_policy *p, char *fp, char *why, size_t size);
 struct crypt_device;
+/*
+ * crypt_init() of dev with libcryptsetup's log silenced, as every crypto/ file that opens a header
+ * must (a library never prints): 0 and *out (the caller crypt_free()s it), or its negative errno.
+ */
+int luks_init_quiet(const char *dev, struct crypt_device **out);
 /* The same on a header libcryptsetup has loaded already (the token plugin's cd). */
 int luks_header_check_cd(struct crypt_device *cd, const struct luks_policy *p, char *why, size_t size);
 /*

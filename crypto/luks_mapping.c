@@ -182,13 +182,6 @@ static int device_path(const char *root, unsigned maj, unsigned min, char *buf, 
         return util_path(buf, size, root, rel);
 }
 
-static void log_silent(int level, const char *msg, void *usrptr)
-{
-        (void)level;
-        (void)msg;
-        (void)usrptr;
-}
-
 static int header_read(const char *dev, const struct luks_policy *p, struct luks_mapping_want *w, char *why,
                        size_t size)
 {
@@ -203,11 +196,9 @@ static int header_read(const char *dev, const struct luks_policy *p, struct luks
                 return -ENOTBLK;
         w->maj = major(st.st_rdev);
         w->min = minor(st.st_rdev);
-        crypt_set_log_callback(NULL, log_silent, NULL);
-        r = crypt_init(&cd, dev);
+        r = luks_init_quiet(dev, &cd);
         if (r < 0)
                 return r;
-        crypt_set_log_callback(cd, log_silent, NULL);
         r = crypt_load(cd, CRYPT_LUKS2, NULL);
         /* The policy on the very header the values below come from (p NULL: checked before). */
         if (r == 0 && p)

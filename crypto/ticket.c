@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The image ticket: its key, its MAC over a canonical encoding, and its LUKS2 token on the swap device. */
 #include "ticket.h"
+#include "luks.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -450,14 +451,6 @@ int ticket_verify(const struct ticket *t, const struct secret *key)
         return r;
 }
 
-/* A library never prints: errors reach the caller as -errno. */
-static void log_silent(int level, const char *msg, void *usrptr)
-{
-        (void)level;
-        (void)msg;
-        (void)usrptr;
-}
-
 static int open_dev(const char *dev, struct crypt_device **out)
 {
         struct crypt_device *cd = NULL;
@@ -469,11 +462,9 @@ static int open_dev(const char *dev, struct crypt_device **out)
         /* A missing device is not a device without a ticket (-ENOENT): crypt_init() would say -ENOTBLK. */
         if (stat(dev, &st) < 0)
                 return errno == ENOENT ? -ENODEV : -errno;
-        crypt_set_log_callback(NULL, log_silent, NULL);
-        r = crypt_init(&cd, dev);
+        r = luks_init_quiet(dev, &cd);
         if (r < 0)
                 return r;
-        crypt_set_log_callback(cd, log_silent, NULL);
         r = crypt_load(cd, CRYPT_LUKS2, NULL);
         if (r < 0) {
                 crypt_free(cd);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -90,6 +91,38 @@ static void test_probe(void **state)
         assert_int_equal(luks_probe(blank), 0);
         assert_int_equal(luks_probe(missing), -ENOENT);
         assert_int_equal(luks_uuid(missing, missing, sizeof(missing)), -ENOENT);
+}
+
+/* luks_init_quiet(): libcryptsetup says nothing on stderr when a header does not load (a library never prints). */
+static void test_init_quiet(void **state)
+{
+        struct crypt_device *cd = NULL;
+        char said[320], missing[320];
+        int saved, fd;
+        struct stat st;
+
+        (void)state;
+        snprintf(said, sizeof(said), "%s/stderr.txt", dir);
+        snprintf(missing, sizeof(missing), "%s/absent.img", dir);
+        fd = open(said, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        assert_true(fd >= 0);
+        fflush(stderr);
+        saved = dup(2);
+        assert_true(saved >= 0);
+        assert_int_equal(dup2(fd, 2), 2);
+        assert_int_equal(luks_init_quiet(blank, &cd), 0);
+        assert_int_not_equal(crypt_load(cd, CRYPT_LUKS2, NULL), 0); /* no header: libcryptsetup has a word to say */
+        crypt_free(cd);
+        cd = NULL;
+        assert_true(luks_init_quiet(missing, &cd) < 0);
+        assert_null(cd);
+        fflush(stderr);
+        assert_int_equal(dup2(saved, 2), 2);
+        close(saved);
+        close(fd);
+        assert_int_equal(stat(said, &st), 0);
+        assert_int_equal(st.st_size, 0);
+        unlink(said);
 }
 
 static void test_tokens_round_trip(void **state)
@@ -617,6 +650,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_probe),
+                cmocka_unit_test(test_init_quiet),
                 cmocka_unit_test(test_tokens_round_trip),
                 cmocka_unit_test(test_tokens_bound_to_keyslots),
                 cmocka_unit_test(test_check_key),

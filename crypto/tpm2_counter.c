@@ -196,18 +196,26 @@ static int do_increment(struct tpm2 *t, ESYS_TR idx, ESYS_TR sess)
 
 enum step { STEP_READ, STEP_INCREMENT };
 
+/* What every use of the counter starts with: an auth value that fits, the deadline, no old error. */
+static int start(struct tpm2 *t, const struct secret *auth, int64_t deadline_ms)
+{
+        if (!t || !auth || auth->len == 0 || auth->len > sizeof(((TPM2B_AUTH *)0)->buffer))
+                return -EINVAL;
+        tpm2_set_deadline(t, deadline_ms);
+        tpm2_set_error(t, "");
+        return 0;
+}
+
 /* Open index, check it is thaw's, and read it or increment it (then read it) under auth. */
 static int use(struct tpm2 *t, uint32_t index, const struct secret *auth, int64_t deadline_ms, enum step s,
                uint64_t *value)
 {
         ESYS_TR idx = ESYS_TR_NONE, sess = ESYS_TR_NONE;
         TPMS_NV_PUBLIC pub;
-        int r;
+        int r = start(t, auth, deadline_ms);
 
-        if (!t || !auth || auth->len == 0 || auth->len > sizeof(((TPM2B_AUTH *)0)->buffer))
-                return -EINVAL;
-        tpm2_set_deadline(t, deadline_ms);
-        tpm2_set_error(t, "");
+        if (r < 0)
+                return r;
         r = open_index(t, index, &idx, &pub);
         if (r == 0)
                 r = check_public(t, &pub);
@@ -285,12 +293,10 @@ int tpm2_counter_define(struct tpm2 *t, uint32_t index, const struct secret *aut
         ESYS_TR idx = ESYS_TR_NONE;
         TPMS_NV_PUBLIC pub;
         bool made = false;
-        int r;
+        int r = start(t, auth, deadline_ms);
 
-        if (!t || !auth || auth->len == 0 || auth->len > sizeof(((TPM2B_AUTH *)0)->buffer))
-                return -EINVAL;
-        tpm2_set_deadline(t, deadline_ms);
-        tpm2_set_error(t, "");
+        if (r < 0)
+                return r;
         r = open_index(t, index, &idx, &pub);
         close_tr(t, &idx);
         if (r == -ENOENT) {

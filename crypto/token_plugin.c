@@ -188,6 +188,19 @@ static int fetch_key(struct crypt_device *cd, int token, const struct keysrc *sr
         return 0;
 }
 
+/* What both opens start with: somewhere to put the key, and the token's source (-ENOENT: not ours). */
+static int open_source(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len, struct keysrc *src)
+{
+        int r;
+
+        if (!buffer || !buffer_len)
+                return -EINVAL;
+        r = token_source(cd, token, src);
+        if (r < 0)
+                return r == -ENOMEM ? r : -ENOENT;
+        return 0;
+}
+
 int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, size_t *buffer_len,
                           void *usrptr)
 {
@@ -195,11 +208,9 @@ int cryptsetup_token_open(struct crypt_device *cd, int token, char **buffer, siz
         int r;
 
         (void)usrptr;
-        if (!buffer || !buffer_len)
-                return -EINVAL;
-        r = token_source(cd, token, &src);
+        r = open_source(cd, token, buffer, buffer_len, &src);
         if (r < 0)
-                return r == -ENOMEM ? r : -ENOENT;
+                return r;
         /* A passphrase is libcryptsetup's to ask for (as a PIN): never a prompt of ours on its console.
          * Nothing is read or handed over here; open_pin() checks before it hands the PIN over. */
         if (src.type == KEYSRC_PASSPHRASE)
@@ -217,11 +228,9 @@ int cryptsetup_token_open_pin(struct crypt_device *cd, int token, const char *pi
         int r;
 
         (void)usrptr;
-        if (!buffer || !buffer_len)
-                return -EINVAL;
-        r = token_source(cd, token, &src);
+        r = open_source(cd, token, buffer, buffer_len, &src);
         if (r < 0)
-                return r == -ENOMEM ? r : -ENOENT;
+                return r;
         /* Security: the same checks as every other token before the PIN goes anywhere (token_guard()). */
         r = token_guard(cd, token, &src);
         if (r < 0)

@@ -20,6 +20,7 @@
 #include "dev/dm.h"
 #include "luks.h"
 #include "system/power.h"
+#include "system/swapfile.h"
 
 #define LIMIT (UINT64_C(1) << 62)
 
@@ -49,6 +50,7 @@ const char *provplan_action_name(enum provplan_action a)
         case PROVPLAN_NOTHING: return "nothing to change";
         case PROVPLAN_FIRST: return "first setup";
         case PROVPLAN_GROW: return "grow the swap file";
+        case PROVPLAN_REPOINT: return "correct thaw.conf's offset";
         case PROVPLAN_REFUSE_IMAGE: return "refused: a hibernation image is on the swap";
         case PROVPLAN_REFUSE_ROOM: return "refused: no room";
         default: return "refused";
@@ -92,6 +94,13 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                                      " MiB the size rule asks for, but holds a hibernation image: not touched "
                                      "(it grows at a boot after the image is resumed or given up)", f,
                                      MIB(s->bytes), MIB(p->want));
+                /* A grow cut short between the new file and thaw.conf: the file is the truth. */
+                if (s->offset_known && s->file_offset != s->conf_offset) {
+                        p->offset = s->file_offset;
+                        return plan(p, PROVPLAN_REPOINT, "%s starts at page %" PRIu64 ", %s says offset=%" PRIu64
+                                    ": write offset=%" PRIu64, f, s->file_offset, ARGS_CONF_PATH, s->conf_offset,
+                                    s->file_offset);
+                }
                 if (s->bytes >= p->want)
                         return plan(p, PROVPLAN_NOTHING, "%s has %" PRIu64 " MiB, the size rule asks for %" PRIu64
                                     " MiB: nothing to change", f, MIB(s->bytes), MIB(p->want));
@@ -234,6 +243,7 @@ static void observe_page(const char *path, struct provstate *s)
 static void observe_swapfile(const char *root, const struct provconf *c, struct provstate *s)
 {
         char path[PATH_MAX], dir[PATH_MAX], *slash;
+        struct swapfile_layout l;
         struct power_swap sw;
         struct statvfs vfs;
         struct stat st;
@@ -245,6 +255,10 @@ static void observe_swapfile(const char *root, const struct provconf *c, struct 
                 s->bytes = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
                 if (S_ISREG(st.st_mode))
                         observe_page(path, s);
+                if (S_ISREG(st.st_mode) && swapfile_layout(path, &l) == 0 && !*l.why) {
+                        s->offset_known = true;
+                        s->file_offset = l.physical / SWSUSP_PAGE;
+                }
                 s->active = power_swap_find(root, NULL, c->swapfile, &sw) == 0;
         }
         snprintf(dir, sizeof(dir), "%s", path);

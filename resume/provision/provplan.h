@@ -24,6 +24,8 @@ struct provstate {
         uint64_t bytes;                 /* its size */
         bool kind_known;                /* kind was read: a swap file; a partition's open mapping */
         enum swsusp_kind kind;          /* what the swap's first page holds */
+        bool offset_known;              /* a swap file: file_offset was read (FIEMAP) */
+        uint64_t file_offset;           /* its first page on the device (resume_offset=) */
         bool blank;                     /* that page is all zero (a swap file a power cut left half made) */
         bool active;                    /* a swap file: it is active swap (ROOT/proc/swaps) */
         char in_use[256];               /* a partition: why it is in use (devcheck_in_use()), "" if not */
@@ -37,6 +39,7 @@ enum provplan_action {
         PROVPLAN_NOTHING,       /* set up, and large enough: nothing changes */
         PROVPLAN_FIRST,         /* nothing set up yet: thaw setup with provision.conf's settings */
         PROVPLAN_GROW,          /* a swap file smaller than the size rule: made again, larger */
+        PROVPLAN_REPOINT,       /* thaw.conf's offset= is not where the swap file starts: rewritten */
         PROVPLAN_REFUSE_IMAGE,  /* it would change, but a hibernation image is on the swap */
         PROVPLAN_REFUSE_ROOM,   /* no room: a partition too small, a root too full */
         PROVPLAN_REFUSE_OTHER,  /* something is there that thaw provision does not own */
@@ -46,6 +49,7 @@ struct provplan {
         enum provplan_action action;
         uint64_t want;               /* bytes of swap the size rule asks for, whole MiB */
         uint64_t have;               /* bytes of swap there are now (0: none) */
+        uint64_t offset;             /* REPOINT: the offset= to write */
         bool replace_leftover;       /* FIRST: first remove a swap file a power cut left */
         char why[PROVCONF_WHY_MAX];  /* one line: what it does, or why it refuses and what to do */
 };

@@ -143,6 +143,16 @@ static void test_provplan_swapfile(void **state)
         s = set;
         s.kind = SWSUSP_IMAGE;
         says((p = decide(&c, &s), &p), PROVPLAN_NOTHING, "holds a hibernation image and is large enough");
+        /* A grow cut short after the new file took the name, before thaw.conf: the file is the truth. */
+        s = set;
+        s.offset_known = true;
+        s.file_offset = 99999;
+        s.mem_total_kib = 8 * 1024 * 1024;
+        says((p = decide(&c, &s), &p), PROVPLAN_REPOINT, "/swapfile starts at page 99999, /etc/thaw/thaw.conf "
+                                                         "says offset=34816: write offset=99999");
+        assert_int_equal(p.offset, 99999);
+        s.file_offset = 34816;
+        says((p = decide(&c, &s), &p), PROVPLAN_GROW, "make it again");
         /* thaw.conf set up by hand for something else. */
         s = set;
         s.conf_offset = 0;

@@ -127,6 +127,15 @@ static int rewrite_offset(const char *root, uint64_t offset)
         return r;
 }
 
+/* A grow that failed after swapoff: the old file back on, so this boot keeps its swap. */
+static void restore(const char *root, const char *path, bool was_active)
+{
+        if (!was_active || *root)
+                return;
+        if (swapon(path, SWAP_FLAG_PREFER | (PROVISION_PRIORITY << SWAP_FLAG_PRIO_SHIFT)) < 0)
+                log_msg(LOG_WARNING, "cannot turn %s on again (%s)", path, strerror(errno));
+}
+
 /* Make the swap file again at the new size, beside the old one, then in its place; then thaw.conf. */
 static enum cmd_status grow(const char *root, const struct provconf *c, const struct provplan *p,
                             const struct provstate *s, bool initramfs)
@@ -144,8 +153,10 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         }
         (void)unlink(fresh); /* what a power cut in an earlier grow left */
         r = cmd_setup_make_swapfile(fresh, p->want, &offset);
-        if (r < 0)
+        if (r < 0) {
+                restore(root, path, s->active);
                 return CMD_FAILED;
+        }
         /*
          * The new file takes the name, then thaw.conf its offset. A power cut between the two leaves
          * thaw.conf pointing at freed blocks: the next boot finds no image there, and thaw provision
@@ -154,6 +165,7 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         if (rename(fresh, path) < 0) {
                 log_msg(LOG_ERR, "cannot put %s in place of %s (%s): removed it", fresh, path, strerror(errno));
                 (void)unlink(fresh);
+                restore(root, path, s->active);
                 return CMD_FAILED;
         }
         r = rewrite_offset(root, offset);

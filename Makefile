@@ -96,7 +96,7 @@ UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
 
 # libFuzzer harnesses (test/fuzz/): clang, the library built with coverage and ASan/UBSan.
 FUZZ_SECONDS ?= 60
-FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc
+FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc $(B)/fuzz/fuzz_provconf
 
 $(B)/fuzz/%: test/fuzz/%.c $(B)/fuzz/libthaw.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -MMD -MP -o $@ $< $(B)/fuzz/libthaw.a $(LDLIBS)

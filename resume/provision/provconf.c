@@ -143,6 +143,12 @@ static int set(struct provconf *c, int k, const char *v, char *why, size_t wsize
                 if (keychain_parse(v, &chain) < 0)
                         return util_why(why, wsize, -EINVAL, "%s=%s is not a key source chain (thaw setup "
                                         "--help lists the sources)", names[k], v);
+                /* thaw provision runs at boot with no one at the console: a prompt would hold the boot. */
+                for (size_t i = 0; i < chain.n; i++)
+                        if (chain.src[i].type == KEYSRC_PASSPHRASE)
+                                return util_why(why, wsize, -EINVAL, "%s=%s: a passphrase cannot be typed at "
+                                                "boot, with no one at the console; enroll it later with "
+                                                "thaw enroll", names[k], v);
                 return k == K_KEY ? copy_checked(c->key, sizeof(c->key), v, "key=", why, wsize) :
                                     copy_checked(c->unlock, sizeof(c->unlock), v, "unlock=", why, wsize);
         case K_NAME:

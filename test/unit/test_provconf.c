@@ -73,6 +73,10 @@ static void test_provconf_refused(void **state)
         refused("swapfile=/s\nkey=fwcfg:k\nkey=fwcfg:j\n", "line 3: key= given twice");
         refused("swapfile=/s\nkey=nosuch:k\n", "line 2: key=nosuch:k is not a key source chain");
         refused("swapfile=/s\nkey=\n", "line 2: key= is empty");
+        refused("swapfile=/s\nkey=tpm2,passphrase\n", "line 2: key=tpm2,passphrase: a passphrase cannot be typed "
+                                                      "at boot");
+        refused("swapfile=/s\nkey=tpm2\nunlock=passphrase:console\n", "line 3: unlock=passphrase:console: a "
+                                                                      "passphrase cannot be typed");
         refused("swapfile=/s\njust words\n", "line 2: \"just words\" is not NAME=VALUE");
         refused("swapfile=relative\nkey=fwcfg:k\n", "line 1: swapfile=relative is not a plain absolute path");
         refused("swapfile=/a/../etc/passwd\nkey=fwcfg:k\n", "not a plain absolute path");

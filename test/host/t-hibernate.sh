@@ -76,6 +76,17 @@ fi
 if ! grep -q "pointed it at" "$tmp/err"; then
     ok "--ticket-only leaves /sys/power/resume alone when it names thaw's swap"
 else not_ok "--ticket-only leaves /sys/power/resume alone when it names thaw's swap"; diag; fi
+echo 254:18 > "$root/sys/power/resume"
+echo "rd.thaw.name=other" > "$root/proc/cmdline"
+"$THAW" hibernate --ticket-only --root "$root" > "$tmp/out" 2> "$tmp/err"
+st=$?
+if [ "$st" -eq 1 ] && [ "$(cat "$root/sys/power/resume")" = 254:18 ] &&
+    grep -q "cannot find /dev/mapper/other" "$tmp/err" && grep -q "no ticket is written" "$tmp/err"; then
+    ok "--ticket-only without thaw's mapping: says so, exit 1, /sys/power/resume untouched"
+else
+    not_ok "--ticket-only without thaw's mapping: says so, exit 1, /sys/power/resume untouched (status $st)"
+    diag
+fi
 rm "$root/sys/power/resume" "$root/sys/power/resume_offset"
 # A device-mapper control that does not answer: the live table cannot be checked, so refused.
 mkdir -p "$root/dev/mapper"

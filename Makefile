@@ -6,6 +6,9 @@ SBINDIR   ?= $(PREFIX)/sbin
 MANDIR    ?= $(PREFIX)/share/man
 DRACUTDIR ?= $(PREFIX)/lib/dracut/modules.d
 SLEEPDIR  ?= $(PREFIX)/lib/systemd/system-sleep
+UNITDIR   ?= $(PREFIX)/lib/systemd/system
+# The cloud's hibernate triggers, which an image builder copies into /etc (README: In a cloud image).
+CLOUDDIR  ?= $(PREFIX)/share/thaw/cloud
 DESTDIR   ?=
 # libcryptsetup loads token plugins from here (Debian: /lib/x86_64-linux-gnu/cryptsetup).
 TOKENDIR  ?= $(shell pkg-config --variable=libdir libcryptsetup 2> /dev/null)/cryptsetup
@@ -93,7 +96,7 @@ UNIT_BIN := $(UNIT_SRC:%.c=$(B)/asan/%)
 
 # libFuzzer harnesses (test/fuzz/): clang, the library built with coverage and ASan/UBSan.
 FUZZ_SECONDS ?= 60
-FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc
+FUZZ_BIN     := $(B)/fuzz/fuzz_image $(B)/fuzz/fuzz_args $(B)/fuzz/fuzz_keysrc $(B)/fuzz/fuzz_provconf
 
 $(B)/fuzz/%: test/fuzz/%.c $(B)/fuzz/libthaw.a
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -MMD -MP -o $@ $< $(B)/fuzz/libthaw.a $(LDLIBS)
@@ -164,6 +167,12 @@ install: all
 	install -D -m 0644 man/thaw.8 $(DESTDIR)$(MANDIR)/man8/thaw.8
 	install -D -m 0644 man/thaw.conf.5 $(DESTDIR)$(MANDIR)/man5/thaw.conf.5
 	install -D -m 0644 man/thaw.cmdline.7 $(DESTDIR)$(MANDIR)/man7/thaw.cmdline.7
+	install -D -m 0644 man/thaw-provision.conf.5 $(DESTDIR)$(MANDIR)/man5/thaw-provision.conf.5
+	install -D -m 0644 cloud/thaw-provision.service $(DESTDIR)$(UNITDIR)/thaw-provision.service
+	install -D -m 0644 cloud/thaw-hibernate-request.service $(DESTDIR)$(UNITDIR)/thaw-hibernate-request.service
+	install -d $(DESTDIR)$(CLOUDDIR)
+	install -m 0644 cloud/90-thaw-hyperv-hibernate.rules cloud/thaw-sleep-button.conf cloud/thaw-sleep-button \
+		$(DESTDIR)$(CLOUDDIR)/
 	install -D -m 0644 $(PLUGIN) $(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN))
 	for t in $(TOKEN_TYPES); do ln -sf $(notdir $(PLUGIN)) $(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-$$t.so; done
 	install -D -m 0755 dracut-module/system-sleep/thaw.sh $(DESTDIR)$(SLEEPDIR)/thaw
@@ -171,9 +180,11 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/thaw $(DESTDIR)$(MANDIR)/man8/thaw.8 \
 		$(DESTDIR)$(MANDIR)/man5/thaw.conf.5 $(DESTDIR)$(MANDIR)/man7/thaw.cmdline.7 \
+		$(DESTDIR)$(MANDIR)/man5/thaw-provision.conf.5 \
+		$(DESTDIR)$(UNITDIR)/thaw-provision.service $(DESTDIR)$(UNITDIR)/thaw-hibernate-request.service \
 		$(DESTDIR)$(TOKENDIR)/$(notdir $(PLUGIN)) $(TOKEN_TYPES:%=$(DESTDIR)$(TOKENDIR)/libcryptsetup-token-thaw-%.so)
 	rm -f $(DESTDIR)$(SLEEPDIR)/thaw
-	rm -rf $(DESTDIR)$(DRACUTDIR)/90thaw
+	rm -rf $(DESTDIR)$(DRACUTDIR)/90thaw $(DESTDIR)$(CLOUDDIR)
 
 clean:
 	rm -rf $(B)

@@ -15,6 +15,7 @@
 
 #include "args.h"
 #include "cmd/cmd.h"
+#include "dev/dm.h"
 #include "system/handoff.h"
 #include "hibernate/hibcheck.h"
 #include "hibernate/hibticket.h"
@@ -38,7 +39,8 @@ static void usage(FILE *f)
                    "Check that the next boot would resume (thaw.conf and this boot's kernel command\n"
                    "line name a device and a key, no noresume), that /dev/mapper/NAME is active swap\n"
                    "(with resume_offset=: holds the active swap file that starts at that page) with\n"
-                   "room for the image and that hibernation is available, then hibernate to it.\n"
+                   "room for the image, that no other swap but zram has a priority as high as its\n"
+                   "own and that hibernation is available, then hibernate to it.\n"
                    "It refuses a mapping whose live table is not the encryption its LUKS2 header\n"
                    "says (one aes-xts-plain64 crypt target, key size, sector size, offset, integrity).\n"
                    "Before the image is marked, it writes the image's ticket (a LUKS2 token: an id, the\n"
@@ -66,7 +68,9 @@ static void usage(FILE *f)
                    "      --root DIR   prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "      --dry-run    only check\n"
                    "      --ticket-only  only write the ticket of an image the kernel is about to\n"
-                   "                   write (the systemd-sleep hook runs this for systemctl hibernate)\n"
+                   "                   write (the systemd-sleep hook runs this for systemctl hibernate),\n"
+                   "                   first pointing /sys/power/resume at thaw's swap if systemd-sleep\n"
+                   "                   chose another\n"
                    "  -h, --help       show this help\n");
 }
 
@@ -337,6 +341,43 @@ static enum cmd_status hibernate(const char *root, const char *mode, const struc
 }
 
 /*
+ * Security: systemctl hibernate. systemd-sleep writes /sys/power/resume before it runs its hooks,
+ * with the swap it picked (a resume= already set, else the highest priority and then the most
+ * free space): the kernel writes the image there. It must be thaw's swap and nothing else (an image
+ * on another swap is this system's memory, unauthenticated and often in the clear), so the hook
+ * points the kernel at it. Writing resume while that swap is active starts no resume: the swap is
+ * claimed, and the kernel's exclusive open fails.
+ */
+static int point_resume(const char *root, const struct thaw_args *a)
+{
+        char kname[DM_KNAME_MAX];
+        unsigned maj, min, rmaj = 0, rmin = 0;
+        uint64_t roff = 0;
+        int r;
+
+        r = dm_devnum(root, a->name, &maj, &min, kname, sizeof(kname));
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot find /dev/mapper/%s (%s): the kernel writes the image where "
+                        "/sys/power/resume says, and no ticket is written", a->name, strerror(-r));
+                return r;
+        }
+        r = handoff_read(root, &rmaj, &rmin, &roff);
+        if (r == 0 && rmaj == maj && rmin == min && roff == a->offset)
+                return 0;
+        r = handoff_write(root, maj, min, a->offset);
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot point /sys/power/resume at /dev/mapper/%s (%s): the kernel "
+                        "writes the image where systemd-sleep chose, and no ticket is written", a->name,
+                        strerror(-r));
+                return r;
+        }
+        log_msg(LOG_WARNING, "/sys/power/resume named %u:%u offset %" PRIu64 ", not thaw's swap: pointed "
+                "it at /dev/mapper/%s (%u:%u, offset %" PRIu64 "), so the image goes to thaw's swap",
+                rmaj, rmin, roff, a->name, maj, min, a->offset);
+        return 0;
+}
+
+/*
  * Security: the LUKS2 header is not authenticated, and a segment switched to cipher_null maps the
  * disk in the clear: the image, all of this system's memory, would go to the disk as it is. So
  * before anything is frozen or written, the mapping's live table must be the encryption its
@@ -439,6 +480,8 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         if (check_mapping(root, &args) < 0)
                 return CMD_FAILED;
         if (ticket_only) {
+                if (point_resume(root, &args) < 0)
+                        return CMD_FAILED;
                 have_ticket = prepare_ticket(root, args.name, &ticket);
                 st = have_ticket < 0 ? CMD_FAILED : CMD_OK;
                 if (have_ticket == 0)
@@ -464,6 +507,10 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
                 log_msg(LOG_ERR, "not hibernating: the next boot could not resume");
                 return CMD_FAILED;
         }
+        if (h.resume_elsewhere)
+                log_msg(LOG_NOTICE, "/sys/power/resume names %s, not thaw's swap: thaw hibernate writes the "
+                        "image to /dev/mapper/%s all the same, and so does systemctl hibernate through "
+                        "thaw's sleep hook", h.resume_now, args.name);
         if (strcmp(args.writer, "auto") == 0) {
                 char snap[PATH_MAX];
 

@@ -735,6 +735,25 @@ out:
         return r < 0 || counter_r < 0 ? CMD_FAILED : CMD_OK;
 }
 
+enum cmd_status cmd_setup_run(const struct cmd_setup_req *req)
+{
+        struct setup_opts o = { .root = req->root, .device = req->device, .swapfile = req->swapfile,
+                                .size = req->size, .key = req->key, .unlock = req->unlock,
+                                .name = req->name ? req->name : ARGS_NAME_DEFAULT };
+
+        return setup(&o, o.swapfile ? &setup_swapfile : &setup_device);
+}
+
+int cmd_setup_make_swapfile(const char *path, uint64_t size, uint64_t *offset)
+{
+        struct setup_opts o = { .swapfile = path, .size = size };
+        int fd = -1, r = make_swapfile(&o, offset, &fd);
+
+        if (fd >= 0)
+                close(fd);
+        return r;
+}
+
 enum cmd_status cmd_setup(int argc, char **argv)
 {
         struct setup_opts o = { .name = ARGS_NAME_DEFAULT, .root = "" };

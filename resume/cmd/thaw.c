@@ -14,6 +14,7 @@ static const struct {
         const char *summary;
 } commands[] = {
         { "setup", cmd_setup, "format a device as LUKS2 encrypted swap for hibernation" },
+        { "provision", cmd_provision, "set up or grow thaw's swap as /etc/thaw/provision.conf asks (at boot)" },
         { "enroll", cmd_enroll, "add a key source (tpm2, fwcfg, …) to a thaw device; list or remove them" },
         { "resume", cmd_resume, "(initramfs) unlock the swap, hand a hibernation image to the kernel" },
         { "hibernate", cmd_hibernate, "check that the next boot can resume, then hibernate" },

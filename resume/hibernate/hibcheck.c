@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "system/handoff.h"
 #include "system/power.h"
 #include "system/swapfile.h"
 
@@ -61,6 +62,7 @@ static int check_swap(const char *root, const char *name, uint64_t offset, struc
                 problem(h, "%s is not active swap: run swapon %s", path, path);
                 return 1;
         }
+        h->priority = sw.priority;
         h->free_kib = sw.size_kib > sw.used_kib ? sw.size_kib - sw.used_kib : 0;
         r = power_meminfo(root, &mi);
         if (r < 0) {
@@ -75,6 +77,53 @@ static int check_swap(const char *root, const char *name, uint64_t offset, struc
                 return 1;
         }
         return 0;
+}
+
+/*
+ * Security: only thaw's swap may take this system's memory. Another swap of the same or a higher
+ * priority takes, first or in turns, what the kernel pushes out to make room for the image (and
+ * --reclaim), and it is what systemd-sleep picks for the image of systemctl hibernate: a swap
+ * thaw cannot vouch for (often not encrypted), on a disk an attacker may hold while this VM is
+ * stopped. thaw cannot change an active swap's priority without swapoff, which may have to read
+ * gigabytes back into memory or fail, so it refuses and says what to change.
+ */
+static int check_rival(const char *root, const char *name, struct hibcheck *h)
+{
+        char dev[64], mapper[DM_MAPPER_PATH_MAX];
+        const char *mine[] = { dev, mapper, h->swapfile, NULL };
+        struct power_rival rv;
+        int r;
+
+        snprintf(dev, sizeof(dev), "/dev/%s", h->kname);
+        if (dm_mapper_path(name, mapper, sizeof(mapper)) < 0)
+                mapper[0] = '\0';
+        r = power_swap_rival(root, mine, h->priority, &rv);
+        if (r < 0) {
+                problem(h, "cannot read /proc/swaps (%s)", strerror(-r));
+                return 1;
+        }
+        if (r == 0)
+                return 0;
+        problem(h, "%s is active swap of priority %d, not below thaw's swap (%d)%s: memory pushed out "
+                "before the image is made would go there, and systemctl hibernate would write the image "
+                "there; swapoff it, or give thaw's swap the highest priority (pri= in /etc/fstab, swapon "
+                "--priority)", rv.name, rv.priority, h->priority,
+                rv.count > 1 ? ", and so are others" : "");
+        return 1;
+}
+
+/* Where the kernel would write an image now: systemctl hibernate leaves a set resume= alone. */
+static void check_resume(const char *root, const struct thaw_args *a, struct hibcheck *h)
+{
+        unsigned maj, min;
+        uint64_t offset;
+
+        if (handoff_read(root, &maj, &min, &offset) < 0 || (maj == 0 && min == 0))
+                return;
+        if (maj == h->maj && min == h->min && offset == a->offset)
+                return;
+        h->resume_elsewhere = true;
+        snprintf(h->resume_now, sizeof(h->resume_now), "%u:%u offset %" PRIu64, maj, min, offset);
 }
 
 /* What the next boot's thaw resume reads (if the command line stays the same) must let it resume. */
@@ -112,7 +161,12 @@ int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, 
         int failed, r;
 
         failed = check_config(a, &h);
-        failed += check_swap(root, a->name, a->offset, &h);
+        r = check_swap(root, a->name, a->offset, &h);
+        failed += r;
+        if (r == 0) {
+                failed += check_rival(root, a->name, &h);
+                check_resume(root, a, &h);
+        }
         r = power_hibernation_available(root, why, sizeof(why));
         if (r == 0)
                 problem(&h, "hibernation is not available: %s", why);

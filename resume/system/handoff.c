@@ -26,3 +26,28 @@ int handoff_write(const char *root, unsigned maj, unsigned min, uint64_t offset)
                 return -EINVAL;
         return util_write_text_at(root, "/sys/power/resume", buf);
 }
+
+int handoff_read(const char *root, unsigned *maj, unsigned *min, uint64_t *offset)
+{
+        char buf[64];
+        unsigned a, b;
+        uint64_t off = 0;
+        int n = 0, r;
+
+        r = util_read_text_at(root, "/sys/power/resume", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        if (sscanf(buf, "%u:%u%n", &a, &b, &n) != 2 || (buf[n] != '\0' && buf[n] != '\n'))
+                return -EINVAL;
+        r = util_read_text_at(root, "/sys/power/resume_offset", buf, sizeof(buf));
+        if (r >= 0) {
+                util_rstrip(buf);
+                if (util_parse_u64(buf, UINT64_MAX, &off) < 0)
+                        return -EINVAL;
+        } else if (r != -ENOENT)
+                return r;
+        *maj = a;
+        *min = b;
+        *offset = off;
+        return 0;
+}

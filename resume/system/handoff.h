@@ -9,3 +9,8 @@
  * no image or failed to load it: only the header on disk tells which.
  */
 int handoff_write(const char *root, unsigned maj, unsigned min, uint64_t offset);
+/*
+ * What ROOT/sys/power/resume and resume_offset name now: the swap the kernel writes the next image
+ * to (0:0 if unset; offset 0 without resume_offset). -EINVAL if the kernel's text is not "MAJ:MIN".
+ */
+int handoff_read(const char *root, unsigned *maj, unsigned *min, uint64_t *offset);

@@ -6,6 +6,8 @@
 #include <sys/reboot.h>
 #include <unistd.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/swap.h>
@@ -169,6 +171,57 @@ int power_swap_find(const char *root, const char *kname, const char *path, struc
                 }
         }
         return -ENOENT;
+}
+
+static int is_mine(const char *name, const char *const *mine)
+{
+        for (; mine && *mine; mine++)
+                if (**mine && strcmp(name, *mine) == 0)
+                        return 1;
+        return 0;
+}
+
+int power_swap_rival(const char *root, const char *const *mine, int priority, struct power_rival *out)
+{
+        char *buf = malloc(SWAPS_MAX);
+        struct power_rival best = { .priority = INT_MIN };
+        int r;
+
+        if (!buf)
+                return -ENOMEM;
+        r = util_read_text_at(root, "/proc/swaps", buf, SWAPS_MAX);
+        if (r < 0)
+                goto out;
+        for (char *line = buf, *next; line && *line; line = next) {
+                char name[4096], type[32];
+                unsigned long long size, used;
+                int prio;
+
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                if (sscanf(line, "%4095s %31s %llu %llu %d", name, type, &size, &used, &prio) != 5)
+                        continue; /* the heading */
+                util_unescape_octal(name);
+                /*
+                 * zram is memory: what it holds is in the image itself, and neither the kernel nor
+                 * systemd-sleep writes an image to it.
+                 */
+                if (is_mine(name, mine) || strncmp(name, "/dev/zram", 9) == 0 || prio < priority)
+                        continue;
+                best.count++;
+                if (prio > best.priority) {
+                        best.priority = prio;
+                        best.free_kib = size > used ? size - used : 0;
+                        snprintf(best.name, sizeof(best.name), "%.*s", (int)sizeof(best.name) - 1, name);
+                }
+        }
+        r = best.count > 0;
+        if (r)
+                *out = best;
+out:
+        free(buf);
+        return r;
 }
 
 int power_swapon_flags(int priority)

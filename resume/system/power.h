@@ -37,6 +37,20 @@ struct power_swap {
         int priority;    /* negative: the kernel chose it (swapon without a priority) */
 };
 
+struct power_rival {
+        char name[256];    /* as /proc/swaps names it (truncated) */
+        int priority;
+        uint64_t free_kib;
+        unsigned count;    /* how many such swaps are active */
+};
+/*
+ * Is another swap active that Linux uses before thaw's, or as much? In ROOT/proc/swaps, the
+ * swap of the highest priority, not below priority (thaw's), whose name is none of mine (a
+ * NULL-terminated list: thaw's swap as /proc/swaps may name it). zram is left out. 1 and *out
+ * filled, 0 if there is none.
+ */
+int power_swap_rival(const char *root, const char *const *mine, int priority, struct power_rival *out);
+
 /* swapon(2) flags that give a swap area back the priority /proc/swaps showed for it. */
 int power_swapon_flags(int priority);
 /*

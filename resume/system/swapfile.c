@@ -204,11 +204,12 @@ int swapfile_find_active(const char *root, unsigned maj, unsigned min, uint64_t 
         for (char *line = buf, *next; line && *line; line = next) {
                 char name[PATH_MAX], type[32];
                 unsigned long long size, used;
+                int prio = -1;
 
                 next = strchr(line, '\n');
                 if (next)
                         *next++ = '\0';
-                if (sscanf(line, "%4095s %31s %llu %llu", name, type, &size, &used) != 4 ||
+                if (sscanf(line, "%4095s %31s %llu %llu %d", name, type, &size, &used, &prio) < 4 ||
                     strcmp(type, "file") != 0)
                         continue;
                 util_unescape_octal(name);
@@ -218,7 +219,7 @@ int swapfile_find_active(const char *root, unsigned maj, unsigned min, uint64_t 
                 if (r == 0) {
                         out->size_kib = size;
                         out->used_kib = used;
-                        out->priority = -1;
+                        out->priority = prio;
                 }
                 break;
         }

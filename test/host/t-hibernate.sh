@@ -49,6 +49,45 @@ dry_run "--writer takes three values" 2 "--writer takes auto, kernel or thaw" "r
 printf 'device=UUID=1234\nkey=fwcfg:opt/thaw/key\nname=thaw-swap\nwriter=thaw\n' > "$root/etc/thaw/thaw.conf"
 dry_run "writer=thaw in thaw.conf" 0 "; thaw would write the image" "root=/dev/vda"
 dry_run "--writer overrides writer=" 0 "; the kernel would write the image" "root=/dev/vda" --writer kernel
+# Only thaw's swap takes the memory and the image: a swap that outranks it is refused, with what to do.
+printf 'Filename Type Size Used Priority\n/dev/dm-0 partition 1048572 0 -2\n/dev/vdb2 partition 4000 0 5\n' \
+    > "$root/proc/swaps"
+dry_run "another swap of a higher priority: refused" 1 \
+    "/dev/vdb2 is active swap of priority 5, not below thaw's swap (-2)" "root=/dev/vda"
+printf 'Filename Type Size Used Priority\n/dev/dm-0 partition 1048572 0 10\n/dev/vdb2 partition 4000 0 5\n' \
+    > "$root/proc/swaps"
+dry_run "thaw's swap first: ready" 0 "ready to hibernate to /dev/mapper/thaw-swap" "root=/dev/vda"
+echo 254:18 > "$root/sys/power/resume"
+echo 0 > "$root/sys/power/resume_offset"
+dry_run "resume= naming another swap is said" 0 \
+    "/sys/power/resume names 254:18 offset 0, not thaw's swap: thaw hibernate writes the image to" \
+    "root=/dev/vda"
+# systemctl hibernate: systemd-sleep chose another swap; the hook points the kernel at thaw's.
+"$THAW" hibernate --ticket-only --root "$root" > "$tmp/out" 2> "$tmp/err"
+st=$?
+if [ "$st" -eq 0 ] && [ "$(cat "$root/sys/power/resume")" = 253:0 ] &&
+    [ "$(cat "$root/sys/power/resume_offset")" = 0 ] && grep -q "pointed it at /dev/mapper/thaw-swap" "$tmp/err"; then
+    ok "--ticket-only points /sys/power/resume at thaw's swap when systemd-sleep chose another"
+else
+    not_ok "--ticket-only points /sys/power/resume at thaw's swap when systemd-sleep chose another (status $st)"
+    diag
+fi
+"$THAW" hibernate --ticket-only --root "$root" > "$tmp/out" 2> "$tmp/err"
+if ! grep -q "pointed it at" "$tmp/err"; then
+    ok "--ticket-only leaves /sys/power/resume alone when it names thaw's swap"
+else not_ok "--ticket-only leaves /sys/power/resume alone when it names thaw's swap"; diag; fi
+echo 254:18 > "$root/sys/power/resume"
+echo "rd.thaw.name=other" > "$root/proc/cmdline"
+"$THAW" hibernate --ticket-only --root "$root" > "$tmp/out" 2> "$tmp/err"
+st=$?
+if [ "$st" -eq 1 ] && [ "$(cat "$root/sys/power/resume")" = 254:18 ] &&
+    grep -q "cannot find /dev/mapper/other" "$tmp/err" && grep -q "no ticket is written" "$tmp/err"; then
+    ok "--ticket-only without thaw's mapping: says so, exit 1, /sys/power/resume untouched"
+else
+    not_ok "--ticket-only without thaw's mapping: says so, exit 1, /sys/power/resume untouched (status $st)"
+    diag
+fi
+rm "$root/sys/power/resume" "$root/sys/power/resume_offset"
 # A device-mapper control that does not answer: the live table cannot be checked, so refused.
 mkdir -p "$root/dev/mapper"
 : > "$root/dev/mapper/control"

@@ -32,7 +32,10 @@ for f in /usr/sbin/thaw /usr/lib/dracut/modules.d/90thaw/module-setup.sh \
     /usr/lib/dracut/modules.d/90thaw/thaw-resume.sh /usr/share/man/man8/thaw.8.gz \
     /usr/share/man/man5/thaw.conf.5.gz /usr/share/man/man7/thaw.cmdline.7.gz \
     /usr/share/doc/thaw/copyright "$tokendir/libcryptsetup-token-thaw.so" \
-    "$tokendir/libcryptsetup-token-thaw-fwcfg.so"; do
+    "$tokendir/libcryptsetup-token-thaw-fwcfg.so" /usr/share/man/man5/thaw-provision.conf.5.gz \
+    /usr/lib/systemd/system/thaw-provision.service /usr/lib/systemd/system/thaw-hibernate-request.service \
+    /usr/share/thaw/cloud/90-thaw-hyperv-hibernate.rules /usr/share/thaw/cloud/thaw-sleep-button.conf \
+    /usr/share/thaw/cloud/thaw-sleep-button; do
     check "the package ships $f" grep -qx -- "$f" "$tmp/contents"
 done
 check "the package depends on libcryptsetup (shlibs)" sh -c "dpkg-deb -f '$deb' Depends | grep -q libcryptsetup"
@@ -51,6 +54,10 @@ check "the installed thaw runs: thaw --version" sh -c "'$root/usr/sbin/thaw' --v
 check "the dracut module is executable" test -x "$root/usr/lib/dracut/modules.d/90thaw/module-setup.sh"
 dpkg --root="$root" -L thaw > "$tmp/listed"
 check "dpkg -L lists /usr/sbin/thaw" grep -qx /usr/sbin/thaw "$tmp/listed"
+# Shipped, not enabled: the image builder enables thaw-provision.service and puts the triggers in /etc.
+check "installing enables no unit and puts no trigger in /etc" sh -c \
+    "[ ! -e '$root/etc/systemd/system/sysinit.target.wants/thaw-provision.service' ] &&
+     [ ! -e '$root/etc/udev/rules.d/90-thaw-hyperv-hibernate.rules' ] && [ ! -e '$root/etc/systemd/logind.conf.d' ]"
 
 # A newer version of the same package: the built one with a higher version in its control file.
 new="$version+upgrade1"

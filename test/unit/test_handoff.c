@@ -39,10 +39,36 @@ static void test_handoff_missing_sysfs(void **state)
         assert_false(ft_exists("/sys/power/resume_offset.tmp"));
 }
 
+/* What the kernel would write an image to now. */
+static void test_handoff_read(void **state)
+{
+        unsigned maj = 1, min = 1;
+        uint64_t off = 1;
+        char path[PATH_MAX];
+
+        (void)state;
+        assert_int_equal(handoff_read(ft_root, &maj, &min, &off), 0);
+        assert_true(maj == 0 && min == 0 && off == 0);
+        assert_int_equal(handoff_write(ft_root, 253, 3, 34816), 0);
+        assert_int_equal(handoff_read(ft_root, &maj, &min, &off), 0);
+        assert_true(maj == 253 && min == 3 && off == 34816);
+        ft_puts("/sys/power/resume", "garbage\n");
+        assert_int_equal(handoff_read(ft_root, &maj, &min, &off), -EINVAL);
+        ft_puts("/sys/power/resume", "8:2x\n");
+        assert_int_equal(handoff_read(ft_root, &maj, &min, &off), -EINVAL);
+        assert_true(maj == 253 && min == 3 && off == 34816); /* untouched on failure */
+        ft_puts("/sys/power/resume", "8:2\n");
+        ft_abs(path, sizeof(path), "/sys/power/resume_offset");
+        unlink(path);
+        assert_int_equal(handoff_read(ft_root, &maj, &min, &off), 0);
+        assert_true(maj == 8 && min == 2 && off == 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_handoff_writes, fakesys_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_handoff_read, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_handoff_missing_sysfs, fakesys_setup, ft_teardown),
         };
 

@@ -62,6 +62,41 @@ static void test_hibcheck_problems(void **state)
         assert_non_null(strstr(h.problems, "mode platform is not offered"));
 }
 
+/* Only thaw's swap takes the memory and the image: another swap as high or higher is refused. */
+static void test_hibcheck_other_swap(void **state)
+{
+        struct thaw_args a = configured();
+        struct hibcheck h;
+
+        (void)state;
+        /* A lower priority and zram are fine. */
+        ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/dm-3 partition 1048572 0 -2\n"
+                               "/dev/zram0 partition 400000 0 100\n/dev/vdb2 partition 400000 0 -3\n");
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 0);
+        assert_int_equal(h.priority, -2);
+        assert_false(h.resume_elsewhere);
+        /* A swap set up by fstab with pri=5 outranks thaw's swap at the kernel's -2. */
+        ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/dm-3 partition 1048572 0 -2\n"
+                               "/dev/vdb2 partition 400000 0 5\n");
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 1);
+        assert_non_null(strstr(h.problems, "/dev/vdb2 is active swap of priority 5, not below thaw's swap "
+                                           "(-2): memory pushed out before the image is made would go "
+                                           "there, and systemctl hibernate would write the image there; "
+                                           "swapoff it, or give thaw's swap the highest priority"));
+        /* thaw's swap given the highest priority: ready. */
+        ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/dev/dm-3 partition 1048572 0 32767\n"
+                               "/dev/vdb2 partition 400000 0 5\n");
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 0);
+        /* resume= naming another swap is said, not refused: thaw hibernate writes its own. */
+        ft_puts("/sys/power/resume", "254:18\n");
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 0);
+        assert_true(h.resume_elsewhere);
+        assert_string_equal(h.resume_now, "254:18 offset 0");
+        ft_puts("/sys/power/resume", "253:3\n");
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 0);
+        assert_false(h.resume_elsewhere);
+}
+
 /* The next boot would not resume: each reason is one line saying what to fix. */
 static void test_hibcheck_next_boot(void **state)
 {
@@ -104,6 +139,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_hibcheck_ready, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_problems, fakesys_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_hibcheck_other_swap, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_next_boot, fakesys_setup, ft_teardown),
         };
 

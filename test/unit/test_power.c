@@ -67,6 +67,42 @@ static void test_power_swaps_meminfo(void **state)
         assert_int_equal(power_image_estimate_kib(&m), 320000);
 }
 
+/* Another active swap that Linux would use before thaw's, or as much: zram and lower priorities aside. */
+static void test_power_swap_rival(void **state)
+{
+        const char *mine[] = { "/dev/dm-3", "/dev/mapper/thaw-swap", "", NULL };
+        struct power_rival rv = { .count = 99 };
+
+        (void)state;
+        /* Only thaw's swap. */
+        assert_int_equal(power_swap_rival(ft_root, mine, -2, &rv), 0);
+        assert_int_equal(rv.count, 99); /* untouched */
+        ft_puts("/proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n"
+                               "/dev/dm-3 partition 1048572 0 -2\n"
+                               "/dev/zram0 partition 500000 0 100\n"
+                               "/swap\\040file file 400000 1000 -3\n");
+        /* zram (memory, in the image itself) and a lower priority are no rivals. */
+        assert_int_equal(power_swap_rival(ft_root, mine, -2, &rv), 0);
+        /* thaw's swap at the lowest priority: the file outranks it, its name unescaped. */
+        assert_int_equal(power_swap_rival(ft_root, mine, -4, &rv), 1);
+        assert_string_equal(rv.name, "/swap file");
+        assert_int_equal(rv.priority, -3);
+        assert_int_equal(rv.free_kib, 399000);
+        assert_int_equal(rv.count, 1);
+        /* The same priority shares the swap-out in turns: a rival too; the highest is named. */
+        ft_puts("/proc/swaps", "Filename Type Size Used Priority\n"
+                               "/dev/vdb2 partition 1000 0 5\n"
+                               "/dev/mapper/thaw-swap partition 1048572 0 5\n"
+                               "/dev/vdc partition 2000 500 10\n");
+        assert_int_equal(power_swap_rival(ft_root, mine, 5, &rv), 1);
+        assert_string_equal(rv.name, "/dev/vdc");
+        assert_int_equal(rv.priority, 10);
+        assert_int_equal(rv.count, 2);
+        assert_int_equal(power_swap_rival(ft_root, mine, 11, &rv), 0);
+        ft_puts("/proc/swaps", "Filename Type Size Used Priority\n");
+        assert_int_equal(power_swap_rival(ft_root, mine, -2, &rv), 0);
+}
+
 /* max(AnonPages+Shmem+SUnreclaim+PageTables+KernelStack, min(image_size, MemTotal-MemAvailable)) */
 static void test_power_image_estimate(void **state)
 {
@@ -112,6 +148,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_power_available, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_swaps_meminfo, fakesys_setup, ft_teardown),
                 cmocka_unit_test(test_power_swapon_flags),
+                cmocka_unit_test_setup_teardown(test_power_swap_rival, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_power_image_estimate, fakesys_setup, ft_teardown),
         };
 

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What thaw provision would change: the size rule against this machine's memory, the swap as it is. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "args.h"
+#include "image/swsusp.h"
+#include "provision/provconf.h"
+
+#define PROVPLAN_MIB (UINT64_C(1) << 20)
+/* A partition thaw formats gives its swap this much less: LUKS2's default header and keyslots. */
+#define PROVPLAN_LUKS_BYTES (16 * PROVPLAN_MIB)
+/* A swap file leaves at least this much free on the root, which must go on working. */
+#define PROVPLAN_SPARE_BYTES (256 * PROVPLAN_MIB)
+
+/* What is there now (provplan_observe()). */
+struct provstate {
+        bool configured;                /* there is a thaw.conf */
+        char conf_device[ARGS_DEVICE_MAX]; /* its device= */
+        uint64_t conf_offset;           /* its offset= (a swap file's resume_offset=) */
+        bool exists;                    /* the swap file, the partition */
+        uint64_t bytes;                 /* its size */
+        bool kind_known;                /* kind was read: a swap file; a partition's open mapping */
+        enum swsusp_kind kind;          /* what the swap's first page holds */
+        bool offset_known;              /* a swap file: file_offset was read (FIEMAP) */
+        uint64_t file_offset;           /* its first page on the device (resume_offset=) */
+        bool blank;                     /* that page is all zero (a swap file a power cut left half made) */
+        bool active;                    /* a swap file: it is active swap (ROOT/proc/swaps) */
+        char in_use[256];               /* a partition: why it is in use (devcheck_in_use()), "" if not */
+        char luks_uuid[64];             /* a partition: the LUKS2 UUID on it, "" if it is not LUKS2 */
+        char signature[64];             /* a partition: another signature on it (blkid), "" if none */
+        uint64_t room;                  /* a swap file: free bytes on its file system */
+        uint64_t mem_total_kib;         /* MemTotal */
+};
+
+enum provplan_action {
+        PROVPLAN_NOTHING,       /* set up, and large enough: nothing changes */
+        PROVPLAN_FIRST,         /* nothing set up yet: thaw setup with provision.conf's settings */
+        PROVPLAN_GROW,          /* a swap file smaller than the size rule: made again, larger */
+        PROVPLAN_REPOINT,       /* thaw.conf's offset= is not where the swap file starts: rewritten */
+        PROVPLAN_REFUSE_IMAGE,  /* it would change, but a hibernation image is on the swap */
+        PROVPLAN_REFUSE_ROOM,   /* no room: a partition too small, a root too full */
+        PROVPLAN_REFUSE_OTHER,  /* something is there that thaw provision does not own */
+};
+
+struct provplan {
+        enum provplan_action action;
+        uint64_t want;               /* bytes of swap the size rule asks for, whole MiB */
+        uint64_t have;               /* bytes of swap there are now (0: none) */
+        uint64_t offset;             /* REPOINT: the offset= to write */
+        bool replace_leftover;       /* FIRST: first remove a swap file a power cut left */
+        char why[PROVCONF_WHY_MAX];  /* one line: what it does, or why it refuses and what to do */
+};
+
+/*
+ * The size rule on a machine with mem_total_kib of memory: bytes, rounded up to whole MiB, at
+ * least min=. -ERANGE if it does not fit 2^62 bytes.
+ */
+int provplan_size(const struct provsize *rule, uint64_t mem_total_kib, uint64_t *out);
+/* Look at ROOT: thaw.conf, the swap provision.conf names, memory. -errno only for meminfo. */
+int provplan_observe(const char *root, const struct provconf *c, struct provstate *out);
+/* Decide from c and what is there (pure). A hibernation image on the swap is never touched. */
+int provplan_decide(const struct provconf *c, const struct provstate *s, struct provplan *out);
+/* "nothing", "first setup", "grow", "refused: image", ... */
+const char *provplan_action_name(enum provplan_action a);

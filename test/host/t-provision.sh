@@ -1,0 +1,155 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Host tests of `thaw provision` on a fixture root: the plan it prints for a partition (an image
+# file) and for a swap file on a root made to look, through a fixture /sys, like a file system on a
+# LUKS2 mapping (as t-swapfile.sh); the first setup of the swap file carried out, a boot with
+# nothing to change that changes nothing, a grow with more memory, an image on the swap never
+# touched, a grow cut short put right. No device-mapper: a partition's setup is not carried out.
+set -u
+
+: "${THAW:?THAW must name the thaw binary}"
+# shellcheck source=test/host/lib.sh
+. "$(dirname "$0")/lib.sh"
+need cryptsetup filefrag stat fallocate sha256sum
+
+fiemap_in() {
+    fallocate -l 65536 "$1/probe" 2> /dev/null && filefrag -v "$1/probe" 2> /dev/null | grep -q '^ *0:'
+}
+fs=""
+# shellcheck disable=SC2016 # expanded at exit
+at_exit '[ -z "$fs" ] || rm -rf "$fs"'
+for base in "$tmp" "$top/build"; do
+    mkdir -p "$base" 2> /dev/null
+    fs=$(mktemp -d "$base/t-provision.XXXXXX" 2> /dev/null) || { fs=""; continue; }
+    fiemap_in "$fs" && break
+    rm -rf "$fs"
+    fs=""
+done
+[ -n "$fs" ] || skip "no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
+rm -f "$fs/probe"
+root=$fs/root
+mkdir -p "$root/etc/thaw" "$root/dev" "$root/proc"
+: > "$root/proc/swaps"
+head -c 32 /dev/urandom > "$root/installkey"
+head -c 32 /dev/urandom > "$root/key"
+
+# mem MIB: the machine's memory.
+mem() {
+    printf 'MemTotal: %s kB\nMemAvailable: 1000 kB\nAnonPages: 1000 kB\nShmem: 100 kB\n' $(($1 * 1024)) \
+        > "$root/proc/meminfo"
+}
+conf() { printf '%s\n' "$@" > "$root/etc/thaw/provision.conf"; }
+# prov STATUS NAME TEXT [OPTION...]: thaw provision exits STATUS and prints or logs TEXT.
+prov() {
+    prov_status=$1 prov_name=$2 prov_text=$3
+    shift 3
+    "$THAW" provision --root "$root" "$@" > "$tmp/out" 2> "$tmp/err"
+    prov_rc=$?
+    if [ "$prov_rc" -eq "$prov_status" ] && grep -qF -- "$prov_text" "$tmp/out" "$tmp/err"; then
+        ok "$prov_name"
+    else
+        not_ok "$prov_name (exit $prov_rc)"
+        diag
+    fi
+}
+# result STATUS NAME: a check that passed if STATUS is 0.
+result() {
+    if [ "$1" -eq 0 ]; then ok "$2"; else not_ok "$2"; fi
+}
+sums() { sha256sum "$root/etc/thaw/thaw.conf" "$root/swapfile" "$root/dev/vdb" 2> /dev/null; }
+
+mem 64
+prov 0 "no provision.conf: nothing to do" "nothing to provision"
+conf "device=/dev/vdb" "key=keyfile:/key" "size=ram+10" "min=1X"
+prov 1 "a bad provision.conf: refused with its line" "line 4: min=1X is not a size" --dry-run
+
+# A partition (an image file here).
+conf "device=/dev/vdb" "key=keyfile:/key" "size=ram"
+prov 1 "a device that is not there: refused" "device=/dev/vdb is not there" --dry-run
+truncate -s 96M "$root/dev/vdb"
+before=$(sums)
+prov 0 "a blank partition, no thaw.conf: first setup" \
+    "first setup: format /dev/vdb as LUKS2 swap (80 MiB; the size rule asks for 64 MiB)" --dry-run
+[ "$(sums)" = "$before" ]
+result $? "--dry-run changes nothing"
+mem 100
+prov 1 "a partition smaller than the size rule: refused" \
+    "refused: no room: /dev/vdb gives 80 MiB of swap, the size rule asks for 100 MiB" --dry-run
+mem 64
+luks_image "$root/dev/vdb" 96M "$root/installkey" || exit 1
+prov 1 "a partition that holds LUKS2 and no thaw.conf: never formatted" "/dev/vdb holds LUKS2" --dry-run
+uuid=$(cryptsetup luksUUID "$root/dev/vdb")
+printf 'device=UUID=%s\nkey=keyfile:/key\nname=thaw-swap\n' "$uuid" > "$root/etc/thaw/thaw.conf"
+before=$(sums)
+prov 0 "set up (thaw.conf names its LUKS2 UUID): nothing to change" "nothing to change: /dev/vdb gives 80 MiB"
+[ "$(sums)" = "$before" ]
+result $? "a boot with nothing to change changes nothing"
+mem 128
+prov 1 "more memory than the partition takes: refused, it cannot grow" "a partition cannot grow here"
+printf 'device=UUID=0000\nkey=keyfile:/key\n' > "$root/etc/thaw/thaw.conf"
+prov 1 "a thaw.conf set up by hand for another device: refused" "names device=UUID=0000, which is not /dev/vdb"
+
+# A swap file on the root, whose file system looks like one on the LUKS2 container /dev/vdb.
+rm "$root/etc/thaw/thaw.conf"
+devnum=$(stat -c '%Hd:%Ld' "$root")
+sysdm=$root/sys/dev/block/$devnum
+mkdir -p "$sysdm/dm" "$sysdm/slaves/vdb"
+echo "CRYPT-LUKS2-$(echo "$uuid" | tr -d -)-luks-$uuid" > "$sysdm/dm/uuid"
+echo "luks-$uuid" > "$sysdm/dm/name"
+mem 16
+conf "swapfile=/swapfile" "key=keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+prov 0 "no swap file yet: first setup planned" "first setup: make /swapfile with 16 MiB, enroll key=keyfile:/key" \
+    --dry-run
+[ ! -e "$root/swapfile" ] && [ ! -e "$root/etc/thaw/thaw.conf" ]
+result $? "--dry-run makes nothing"
+prov 0 "the first setup is carried out" "with --root: no initramfs is built"
+[ "$(stat -c %s "$root/swapfile" 2> /dev/null)" = 16777216 ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
+result $? "it made a 16 MiB swap file and thaw.conf"
+cryptsetup open --test-passphrase --key-file "$root/key" "$root/dev/vdb" 2> "$tmp/err"
+result $? "key= unlocks the root's container"
+first=$(filefrag -v "$root/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); print $4}')
+offset=$((first * $(stat -f -c %S "$root") / 4096))
+grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf"
+result $? "thaw.conf's offset= is where filefrag says the file starts ($offset)"
+
+before=$(sums)
+prov 0 "the next boot: nothing to change" "nothing to change: /swapfile has 16 MiB, the size rule asks for 16 MiB"
+[ "$(sums)" = "$before" ]
+result $? "the second boot changes neither the swap file nor thaw.conf"
+mem 8
+prov 0 "less memory: never shrunk" "nothing to change"
+
+# Started with an image on the swap and more memory: not touched.
+mem 32
+cp "$root/swapfile" "$tmp/swapfile.plain"
+# As the kernel marks it: the swap signature moved to orig_sig, S1SUSPEND in its place.
+printf 'SWAPSPACE2S1SUSPEND\000' | dd of="$root/swapfile" bs=1 seek=4076 conv=notrunc 2> /dev/null
+before=$(sums)
+prov 1 "more memory, an image on the swap file: refused" "holds a hibernation image: not touched"
+[ "$(sums)" = "$before" ]
+result $? "the swap file with the image is not touched"
+dd if="$tmp/swapfile.plain" of="$root/swapfile" bs=4096 count=1 conv=notrunc 2> /dev/null
+
+# More memory, no image: grown.
+prov 0 "more memory: grow planned" "grow the swap file: /swapfile has 16 MiB, the size rule asks for 32 MiB" --dry-run
+prov 0 "more memory: the swap file is grown" "grew $root/swapfile to 32 MiB"
+first=$(filefrag -v "$root/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); print $4}')
+offset=$((first * $(stat -f -c %S "$root") / 4096))
+[ "$(stat -c %s "$root/swapfile")" = 33554432 ] && grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf" &&
+    [ "$(dd if="$root/swapfile" bs=1 skip=4086 count=10 2> /dev/null)" = SWAPSPACE2 ] &&
+    [ ! -e "$root/swapfile.thaw-new" ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
+result $? "32 MiB of swap now, thaw.conf's offset= follows it ($offset), its other lines kept"
+
+# A power cut between the new file and thaw.conf: the next boot corrects the offset.
+sed -i "s/^offset=.*/offset=12345/" "$root/etc/thaw/thaw.conf"
+prov 0 "thaw.conf's offset= not where the file starts: corrected" "wrote offset=$offset"
+prov 0 "then nothing to change" "nothing to change"
+
+# A file at the path that is not swap, and no thaw.conf: never removed.
+rm "$root/etc/thaw/thaw.conf"
+echo "precious" > "$root/swapfile"
+prov 1 "a file that is not swap at swapfile=: refused" "/swapfile exists and is not swap"
+[ "$(cat "$root/swapfile")" = precious ]
+result $? "and left as it was"
+
+finish

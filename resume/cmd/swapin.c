@@ -173,7 +173,7 @@ static bool huge_pages(const struct swapin_job *job, char *text, size_t size)
                  cj.stop == COLLAPSE_NOMEM ? ", stopped: no free huge pages" : "",
                  cj.stop == COLLAPSE_SIGNAL ? ", interrupted" : "");
         if (cj.stop == COLLAPSE_ERROR)
-                log_msg(LOG_ERR, "process_madvise(MADV_COLLAPSE) failed (%s): the other ranges stay 4 KiB pages",
+                log_msg(LOG_ERR, "making huge pages failed (%s): the other ranges stay 4 KiB pages",
                         strerror(-cj.error));
         return cj.stop != COLLAPSE_ERROR && cj.stop != COLLAPSE_SIGNAL;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,6 +44,18 @@ int collapse_thp_mode(const char *root, enum collapse_thp *mode)
 static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n, int advice)
 {
         return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
+}
+
+int collapse_write_fault(pid_t pid, uint64_t addr, const void *guard)
+{
+        struct iovec local = { .iov_base = (void *)(uintptr_t)guard, .iov_len = 1 };
+        struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = 1 };
+        ssize_t r = process_vm_writev(pid, &local, 1, &remote, 1, 0);
+
+        /* Safety of the process's data: guard is unreadable, so no byte can go across. */
+        if (r >= 0)
+                return -EIO;
+        return errno == EFAULT ? 0 : -errno;
 }
 
 /* A 2 MiB range of one process; cls as the swap-in's (0: --first). */
@@ -217,7 +230,10 @@ static int eligible(const char *root, pid_t pid, struct target *t, size_t n)
         return r < 0 ? r : (int)p.kept;
 }
 
-/* 1 if every page of [base, base + 2 MiB) is in memory now, 0 if not, -errno. */
+/*
+ * 1 if every page of [base, base + 2 MiB) is in memory now and mapped by this process only (a page
+ * shared with a fork would be copied, by the write fault and by the collapse), 0 if not, -errno.
+ */
 static int resident(int pagemap_fd, uint64_t base)
 {
         uint64_t e[HPAGE_PAGES];
@@ -231,7 +247,7 @@ static int resident(int pagemap_fd, uint64_t base)
         if ((size_t)got != sizeof(e))
                 return 0;
         for (size_t i = 0; i < HPAGE_PAGES; i++)
-                if (!(e[i] & PAGEMAP_PRESENT))
+                if (!(e[i] & PAGEMAP_PRESENT) || !(e[i] & PAGEMAP_EXCLUSIVE))
                         return 0;
         return 1;
 }
@@ -258,21 +274,32 @@ static int room_for_one(struct collapse_job *cj)
         return 1;
 }
 
+/* What one run carries from process to process. */
+struct pass {
+        int probed;         /* the kernel said it takes MADV_COLLAPSE */
+        unsigned nomem;     /* ENOMEM answers in a row */
+        const void *guard;  /* a PROT_NONE page, for collapse_write_fault() */
+};
+
 /*
- * MADV_COLLAPSE on one range: 1 collapsed, 0 the kernel could not, -ESRCH the process is gone,
- * -errno to stop. EAGAIN (a page locked or off the LRU for a moment) is tried once more.
+ * One range of process p: its first page made writable, then MADV_COLLAPSE. 1 collapsed, 0 the
+ * kernel could not, -ESRCH the process is gone, -errno to stop. EAGAIN (a page locked or off the
+ * LRU for a moment) is tried once more.
  */
-static int collapse_one(struct collapse_job *cj, int pidfd, uint64_t base, unsigned *nomem)
+static int collapse_one(struct collapse_job *cj, const struct swapin_proc *p, uint64_t base, struct pass *ps)
 {
         struct iovec iov = { .iov_base = (void *)(uintptr_t)base, .iov_len = COLLAPSE_HPAGE };
-        int again = 1;
+        int again = 1, r = cj->fault(p->pid, base, ps->guard);
 
+        /* Only gone or refused is worth saying; without the fault the collapse says EINVAL. */
+        if (r == -ESRCH || r == -EPERM || r == -EIO)
+                return r;
         for (;;) {
-                ssize_t r = cj->madvise(pidfd, &iov, 1, COLLAPSE_MADV);
+                ssize_t got = cj->madvise(p->pidfd, &iov, 1, COLLAPSE_MADV);
                 int err = errno;
 
-                if (r >= 0) {
-                        *nomem = 0;
+                if (got >= 0) {
+                        ps->nomem = 0;
                         return 1;
                 }
                 if (err == EINTR || (err == EAGAIN && again--))
@@ -281,7 +308,7 @@ static int collapse_one(struct collapse_job *cj, int pidfd, uint64_t base, unsig
                         return -ESRCH;
                 /* ENOMEM: no free huge page (or the range is gone); EBUSY: the cgroup's limit. */
                 if (err == ENOMEM)
-                        ++*nomem;
+                        ps->nomem++;
                 if (err == EAGAIN || err == ENOMEM || err == EBUSY || err == EINVAL)
                         return 0;
                 return -err;
@@ -301,7 +328,7 @@ static int probe(struct collapse_job *cj, int pidfd, uint64_t base)
 
 /* The targets t[0..n) of one process. 0 to go on (also when it is gone), -1 when stopped. */
 static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct target *t, size_t n,
-                    int *probed, unsigned *nomem)
+                    struct pass *ps)
 {
         int fd, k, r = 0;
 
@@ -313,13 +340,13 @@ static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct
         fd = open_proc(cj->root, p->pid, "pagemap");
         if (fd < 0)
                 return 0;
-        if (!*probed) {
+        if (!ps->probed) {
                 r = probe(cj, p->pidfd, t[0].base);
                 if (r == -EINVAL)
                         stop(cj, COLLAPSE_UNSUPPORTED, r);
                 else if (r < 0 && r != -ESRCH)
                         stop(cj, COLLAPSE_ERROR, r);
-                *probed = r == 0;
+                ps->probed = r == 0;
         }
         for (int i = 0; r == 0 && cj->stop == COLLAPSE_DONE && i < k; i++) {
                 cj->candidates++;
@@ -335,13 +362,13 @@ static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct
                 }
                 if (!room_for_one(cj))
                         break;
-                r = collapse_one(cj, p->pidfd, t[i].base, nomem);
+                r = collapse_one(cj, p, t[i].base, ps);
                 if (r > 0)
                         cj->collapsed++;
                 else if (r == 0)
                         cj->failed++;
                 r = r > 0 ? 0 : r;
-                if (*nomem >= NOMEM_MAX)
+                if (ps->nomem >= NOMEM_MAX)
                         stop(cj, COLLAPSE_NOMEM, -ENOMEM);
                 else if (r < 0 && r != -ESRCH)
                         stop(cj, COLLAPSE_ERROR, r);
@@ -352,29 +379,39 @@ static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct
 
 int collapse_run(struct collapse_job *cj, const struct swapin_job *job)
 {
+        struct pass ps = { 0 };
         struct target *t;
         size_t n, i = 0;
-        unsigned nomem = 0;
-        int probed = 0, r;
+        void *guard;
+        int r;
 
         cj->candidates = cj->collapsed = cj->not_resident = cj->failed = 0;
         cj->stop = COLLAPSE_DONE;
         cj->error = 0;
         if (!cj->madvise)
                 cj->madvise = sys_process_madvise;
+        if (!cj->fault)
+                cj->fault = collapse_write_fault;
+        guard = mmap(NULL, PAGEMAP_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (guard == MAP_FAILED)
+                return -errno;
+        ps.guard = guard;
         r = targets_of(&job->pages, &t, &n);
-        if (r < 0)
+        if (r < 0) {
+                munmap(guard, PAGEMAP_PAGE);
                 return r;
+        }
         while (i < n) {
                 size_t j = i + 1;
 
                 while (j < n && t[j].proc == t[i].proc)
                         j++;
                 if (t[i].proc < job->n_procs &&
-                    one_proc(cj, &job->procs[t[i].proc], t + i, j - i, &probed, &nomem) < 0)
+                    one_proc(cj, &job->procs[t[i].proc], t + i, j - i, &ps) < 0)
                         break;
                 i = j;
         }
         free(t);
+        munmap(guard, PAGEMAP_PAGE);
         return 0;
 }

@@ -33,6 +33,19 @@ enum collapse_stop {
 
 /* process_madvise(2); the tests put a fake in its place. */
 typedef ssize_t (*collapse_madvise_fn)(int pidfd, const struct iovec *iov, size_t n, int advice);
+/* collapse_write_fault(); the tests put a fake in its place. */
+typedef int (*collapse_fault_fn)(pid_t pid, uint64_t addr, const void *guard);
+
+/*
+ * Make the page at addr of process pid writable in its page table, writing nothing into it: a
+ * page read back from swap is mapped read-only, and Linux 6.1 collapses no range of read-only
+ * pages (SCAN_PAGE_RO: EINVAL), nor does khugepaged. process_vm_writev(2) of one byte from guard
+ * (a PROT_NONE page of ours): the kernel takes the target page for writing (the write fault
+ * that a write by the process itself would cause) before it copies, and the copy from guard then
+ * fails (EFAULT) before a byte is written. 0 when it failed so (the fault was taken, or at worst
+ * nothing happened), -ESRCH if the process is gone, -errno; -EIO should a byte ever be written.
+ */
+int collapse_write_fault(pid_t pid, uint64_t addr, const void *guard);
 
 struct collapse_job {
         /* Input. */
@@ -40,6 +53,7 @@ struct collapse_job {
         uint64_t floor_kib;
         volatile sig_atomic_t *stop_flag;
         collapse_madvise_fn madvise;  /* NULL: process_madvise(2) */
+        collapse_fault_fn fault;      /* NULL: collapse_write_fault() */
         /* Result, in 2 MiB ranges. */
         uint64_t candidates;          /* in THP-eligible anonymous mappings, with a page swapped in */
         uint64_t collapsed;           /* huge pages again */
@@ -52,9 +66,10 @@ struct collapse_job {
 /*
  * Collapse into huge pages the 2 MiB-aligned ranges that hold a page of job->pages (the swap-in's
  * list), lie wholly in an anonymous private mapping that ROOT/proc/PID/smaps calls THPeligible,
- * and have every one of their 512 pages in memory (ROOT/proc/PID/pagemap): such a range takes no
- * new memory, only a huge page for the time of the copy, so before each one MemAvailable (from
- * ROOT/proc/meminfo) must be a huge page above the floor. --first processes first. Returns 0
- * (see cj->stop) or -errno (-ENOMEM: no memory for the list).
+ * and have every one of their 512 pages in memory and mapped by that process only
+ * (ROOT/proc/PID/pagemap): such a range takes no new memory, only a huge page for the time of the
+ * copy, so before each one MemAvailable (from ROOT/proc/meminfo) must be a huge page above the
+ * floor. Each range's first page is made writable first (collapse_write_fault()). --first
+ * processes first. Returns 0 (see cj->stop) or -errno (-ENOMEM: no memory for the list).
  */
 int collapse_run(struct collapse_job *cj, const struct swapin_job *job);

@@ -172,6 +172,8 @@ write_files() {
 }
 
 vmswap_kib() { awk '/^VmSwap:/ {print $2}' "/proc/$1/status"; }
+# The process's anonymous memory in transparent huge pages.
+anonhuge_kib() { awk '/^AnonHugePages:/ {print $2}' "/proc/$1/smaps_rollup"; }
 
 # Swapped memory that is not also in RAM (the swap cache keeps copies of pages brought back).
 swapped_kib() {
@@ -190,7 +192,8 @@ swapin_running() {
 
 # The swap-in thaw hibernate started after the resume: wait until it has come and gone.
 wait_swapin() {
-    say "after resume: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB"
+    say "after resume: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB," \
+        "AnonHugePages $(anonhuge_kib "$wl") kB"
     t0=$(cut -d. -f1 /proc/uptime)
     n=0
     while ! swapin_running && [ "$n" -lt 20 ]; do sleep 0.5; n=$((n + 1)); done
@@ -199,7 +202,7 @@ wait_swapin() {
         sleep 1
     done
     say "swap-in over after $(($(cut -d. -f1 /proc/uptime) - t0)) s: workload VmSwap $(vmswap_kib "$wl") kB," \
-        "swapped $(swapped_kib) kB"
+        "swapped $(swapped_kib) kB, AnonHugePages $(anonhuge_kib "$wl") kB"
 }
 
 # A heartbeat every second while $1 runs; prints the longest gap between two beats.
@@ -540,6 +543,7 @@ hibernate)
     say "swap on"
     live_tables
     start_workload "$mib"
+    say "workload AnonHugePages before hibernating: $(anonhuge_kib "$wl") kB"
     say "hibernating"
     # thaw.hibenv=A=1,B=2: its environment (make bench-hibernate's THAW_BENCH_NO_IMAGE_MAC).
     # shellcheck disable=SC2046 # the options are separate words

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "fakepagemap.h"
@@ -25,6 +27,20 @@ static struct call {
 static size_t n_calls;
 static int answers[64];
 static size_t n_answers;
+
+/* The fake write fault: records the pages, answers 0 (or fault_answer). */
+static uint64_t faults[64];
+static size_t n_faults;
+static int fault_answer;
+
+static int fake_fault(pid_t pid, uint64_t addr, const void *guard)
+{
+        assert_non_null(guard);
+        assert_true(pid > 0);
+        assert_true(n_faults < 64);
+        faults[n_faults++] = addr;
+        return fault_answer;
+}
 
 static ssize_t fake_madvise(int pidfd, const struct iovec *iov, size_t n, int advice)
 {
@@ -50,21 +66,26 @@ static int setup(void **state)
 {
         int r = ft_setup(state);
 
-        n_calls = n_answers = 0;
+        n_calls = n_answers = n_faults = 0;
+        fault_answer = 0;
         memset(answers, 0, sizeof(answers));
         ft_puts("/proc/meminfo", "MemTotal: 1000000 kB\nMemAvailable: 500000 kB\nAnonPages: 1000 kB\nShmem: 0 kB\n");
         return r;
 }
 
-/* A 2 MiB range in pagemap: every page present, or one page still in swap. */
-static void put_range(const char *rel, uint64_t base, int whole)
+#define EXCL (1ULL << 56)
+
+/* A 2 MiB range in pagemap: every page present and this process's only (1), or one page still in swap (0), or one shared with a fork (2). */
+static void put_range(const char *rel, uint64_t base, int how)
 {
         static uint64_t e[512];
 
         for (size_t i = 0; i < 512; i++)
-                e[i] = PRESENT(1000 + i);
-        if (!whole)
+                e[i] = PRESENT(1000 + i) | EXCL;
+        if (how == 0)
                 e[300] = SWP(0, 77);
+        if (how == 2)
+                e[7] = PRESENT(99);
         put_entries(rel, base, e, 512);
 }
 
@@ -132,7 +153,7 @@ static void job_of(struct swapin_job *job)
 static struct collapse_job cjob(volatile sig_atomic_t *stop)
 {
         return (struct collapse_job){ .root = ft_root, .floor_kib = 100000, .stop_flag = stop,
-                                      .madvise = fake_madvise };
+                                      .madvise = fake_madvise, .fault = fake_fault };
 }
 
 static void test_thp_mode(void **state)
@@ -183,6 +204,47 @@ static void test_which_ranges(void **state)
                 assert_int_equal(calls[i].len, MB2);
                 assert_int_equal(calls[i].advice, COLLAPSE_MADV);
         }
+        /* Each range's first page made writable just before. */
+        assert_int_equal(n_faults, 3);
+        assert_int_equal(faults[0], 0x7f0000200000ULL);
+        assert_int_equal(faults[1], 0x200000);
+        assert_int_equal(faults[2], 0x600000);
+
+        /* A page of 4242's first range shared with a fork: left alone (it would be copied). */
+        put_range("/proc/4242/pagemap", 0x200000, 2);
+        n_calls = n_faults = 0;
+        assert_int_equal(collapse_run(&cj, &job), 0);
+        assert_int_equal(cj.collapsed, 2);
+        assert_int_equal(cj.not_resident, 2);
+        assert_int_equal(calls[n_calls - 1].base, 0x600000);
+        assert_int_equal(n_faults, 2);
+
+        /* The write fault refused (no ptrace access): stopped, said. */
+        fault_answer = -EPERM;
+        n_calls = 0;
+        assert_int_equal(collapse_run(&cj, &job), 0);
+        assert_int_equal(cj.stop, COLLAPSE_ERROR);
+        assert_int_equal(cj.error, -EPERM);
+        assert_int_equal(n_calls, 1); /* the probe only */
+}
+
+/* The real write fault, on this process: the page keeps every byte, the call says it failed to copy. */
+static void test_write_fault_writes_nothing(void **state)
+{
+        static unsigned char buf[2 * 4096] __attribute__((aligned(4096)));
+        void *guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+        (void)state;
+        assert_true(guard != MAP_FAILED);
+        for (size_t i = 0; i < sizeof(buf); i++)
+                buf[i] = (unsigned char)(i * 7 + 3);
+        assert_int_equal(collapse_write_fault(getpid(), (uint64_t)(uintptr_t)buf, guard), 0);
+        assert_int_equal(collapse_write_fault(getpid(), (uint64_t)(uintptr_t)(buf + 4095), guard), 0);
+        for (size_t i = 0; i < sizeof(buf); i++)
+                assert_int_equal(buf[i], (unsigned char)(i * 7 + 3));
+        /* A process that is gone. */
+        assert_int_equal(collapse_write_fault(999999999, (uint64_t)(uintptr_t)buf, guard), -ESRCH);
+        munmap(guard, 4096);
 }
 
 /* A kernel before 6.1 refuses the advice itself: said once, no range tried. */
@@ -313,6 +375,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_thp_mode, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_which_ranges, setup, ft_teardown),
+                cmocka_unit_test(test_write_fault_writes_nothing),
                 cmocka_unit_test_setup_teardown(test_unsupported, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_floor, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_kernel_answers, setup, ft_teardown),

@@ -291,7 +291,12 @@ static int collapse_one(struct collapse_job *cj, const struct swapin_proc *p, ui
         struct iovec iov = { .iov_base = (void *)(uintptr_t)base, .iov_len = COLLAPSE_HPAGE };
         int again = 1, r = cj->fault(p->pid, base, ps->guard);
 
-        /* Only gone or refused is worth saying; without the fault the collapse says EINVAL. */
+        /*
+         * Only gone or refused is worth saying; without the fault the collapse says EINVAL. The
+         * fault goes by PID, as the swap-in's reads do: on a PID reused since the scan it takes
+         * one page of another process for writing, writing nothing, and the collapse (by pidfd)
+         * then finds the process gone.
+         */
         if (r == -ESRCH || r == -EPERM || r == -EIO)
                 return r;
         for (;;) {

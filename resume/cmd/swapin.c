@@ -20,6 +20,7 @@
 #include "dev/dm.h"
 #include "base/log.h"
 #include "system/power.h"
+#include "swapin/collapse.h"
 #include "swapin/progress.h"
 #include "swapin/swapin.h"
 #include "swapin/swapplan.h"
@@ -35,7 +36,8 @@
 static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw swapin [--strategy prefetch|swapoff] [--floor SIZE] [--first PID|COMM]...\n"
-                   "                   [--threads N] [--batch SIZE] [--name NAME] [--auto] [--root DIR]\n\n"
+                   "                   [--threads N] [--batch SIZE] [--no-collapse] [--name NAME] [--auto]\n"
+                   "                   [--root DIR]\n\n"
                    "Bring memory that hibernation pushed out to swap back into RAM, at low CPU and I/O\n"
                    "priority, never letting available memory (MemAvailable) fall below the floor.\n\n"
                    "  -s, --strategy S  prefetch (default): read every process's swapped pages in swap\n"
@@ -48,6 +50,10 @@ static void usage(FILE *f)
                    "                    (as in /proc/PID/comm); repeat it or separate with commas\n"
                    "  -j, --threads N   threads issuing reads (default %d, at most %d)\n"
                    "      --batch SIZE  memory per batch of requests (default %dM)\n"
+                   "      --no-collapse leave what prefetch brought back in 4 KiB pages. By default\n"
+                   "                    each 2 MiB range it made whole again, in a mapping where huge\n"
+                   "                    pages are allowed (THPeligible in smaps), becomes a transparent\n"
+                   "                    huge page again (MADV_COLLAPSE, Linux 6.1), above the floor\n"
                    "  -n, --name NAME   the thaw mapping, for swapoff (default: rd.thaw.name=, name= in\n"
                    "                    thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
                    "      --auto        as started after a resume: swapin= in thaw.conf chooses the\n"
@@ -126,8 +132,56 @@ static void *progress_main(void *arg)
         return NULL;
 }
 
-static enum cmd_status prefetch(struct swapin_job *job, bool tty)
+/*
+ * The pages came back as 4 KiB pages (Linux 6.1 swaps none in as a huge page): make the 2 MiB
+ * ranges whole again into huge pages. Says once why it cannot; what it did goes into text (for
+ * the summary). Returns false on a signal or an error.
+ */
+static bool huge_pages(const struct swapin_job *job, char *text, size_t size)
 {
+        struct collapse_job cj = { .root = job->root, .floor_kib = job->floor_kib, .stop_flag = job->stop_flag };
+        enum collapse_thp mode;
+        double t0 = now_s();
+        int r = collapse_thp_mode(job->root, &mode);
+
+        text[0] = '\0';
+        if (r < 0) {
+                log_msg(LOG_INFO, "no transparent huge pages in this kernel (%s/sys/kernel/mm/transparent_hugepage: "
+                        "%s): nothing to collapse", job->root, strerror(-r));
+                return true;
+        }
+        if (mode == COLLAPSE_THP_NEVER) {
+                log_msg(LOG_NOTICE, "transparent huge pages are off (transparent_hugepage/enabled is never): "
+                        "the pages stay 4 KiB pages");
+                return true;
+        }
+        r = collapse_run(&cj, job);
+        if (r < 0) {
+                log_msg(LOG_WARNING, "cannot list the ranges to make huge pages again (%s): the pages stay "
+                        "4 KiB pages", strerror(-r));
+                return true;
+        }
+        if (cj.stop == COLLAPSE_UNSUPPORTED) {
+                log_msg(LOG_NOTICE, "this kernel takes no MADV_COLLAPSE in process_madvise (Linux 6.1 does): "
+                        "the pages stay 4 KiB pages until khugepaged joins them");
+                return true;
+        }
+        snprintf(text, size, "; %.0f MiB back in huge pages in %.1f s%s%s%s%s",
+                 mib(cj.collapsed * (COLLAPSE_HPAGE / PAGEMAP_PAGE)), now_s() - t0,
+                 cj.failed ? " (the kernel could not join some ranges)" : "",
+                 cj.stop == COLLAPSE_FLOOR ? ", stopped at the memory floor" : "",
+                 cj.stop == COLLAPSE_NOMEM ? ", stopped: no free huge pages" : "",
+                 cj.stop == COLLAPSE_SIGNAL ? ", interrupted" : "");
+        if (cj.stop == COLLAPSE_ERROR)
+                log_msg(LOG_ERR, "making huge pages failed (%s): the other ranges stay 4 KiB pages",
+                        strerror(-cj.error));
+        return cj.stop != COLLAPSE_ERROR && cj.stop != COLLAPSE_SIGNAL;
+}
+
+static enum cmd_status prefetch(struct swapin_job *job, bool tty, bool collapse)
+{
+        char huge[160] = "";
+        bool huge_ok = true;
         struct progress prog = { .job = job };
         struct power_meminfo m;
         pthread_t tid;
@@ -167,25 +221,28 @@ static enum cmd_status prefetch(struct swapin_job *job, bool tty)
                 log_msg(LOG_ERR, "cannot start the swap-in (%s): nothing brought back", strerror(-r));
                 return CMD_FAILED;
         }
+        /* Only after a swap-in that ran its course: not against a signal or an error. */
+        if (collapse && (job->stop == SWAPIN_DONE || job->stop == SWAPIN_FLOOR))
+                huge_ok = huge_pages(job, huge, sizeof(huge));
         if (power_meminfo(job->root, &m) < 0)
                 memset(&m, 0, sizeof(m));
-        log_msg(job->stop == SWAPIN_DONE ? LOG_NOTICE : LOG_WARNING,
+        log_msg(job->stop == SWAPIN_DONE && huge_ok ? LOG_NOTICE : LOG_WARNING,
                 "swap-in %s: %.0f of %.0f MiB from %zu processes in %.1f s (%.1f MiB/s, %u threads)%s; "
-                "%" PRIu64 " MiB still only in swap, %" PRIu64 " MiB available (floor %" PRIu64 " MiB)",
+                "%" PRIu64 " MiB still only in swap, %" PRIu64 " MiB available (floor %" PRIu64 " MiB)%s",
                 job->stop == SWAPIN_DONE ? "done" :
                 job->stop == SWAPIN_FLOOR ? "stopped at the memory floor" :
                 job->stop == SWAPIN_SIGNAL ? "interrupted" : "failed",
                 mib(job->done_pages), mib(job->pages.n), job->n_procs, secs,
                 secs > 0 ? mib(job->done_pages) / secs : 0.0, job->threads,
                 job->skipped_pages ? " (some pages went away meanwhile)" : "",
-                swapplan_swapped_kib(&m) / 1024, m.mem_available_kib / 1024, job->floor_kib / 1024);
+                swapplan_swapped_kib(&m) / 1024, m.mem_available_kib / 1024, job->floor_kib / 1024, huge);
         if (job->stop == SWAPIN_ERROR) {
                 log_msg(LOG_ERR, "%s failed (%s)%s", job->error_call ? job->error_call : "swap-in",
                         strerror(-job->error),
                         job->error == -EINVAL ? ": process_madvise(MADV_WILLNEED) needs Linux 5.15" : "");
                 return CMD_FAILED;
         }
-        return job->stop == SWAPIN_SIGNAL ? CMD_FAILED : CMD_OK;
+        return job->stop == SWAPIN_SIGNAL || !huge_ok ? CMD_FAILED : CMD_OK;
 }
 
 /* swapoff and swapon of the thaw mapping, only if what is out in swap fits above the floor. */
@@ -265,6 +322,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 { "name", required_argument, NULL, 'n' },
                 { "root", required_argument, NULL, 'r' },
                 { "auto", no_argument, NULL, 'A' },
+                { "no-collapse", no_argument, NULL, 'C' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -275,7 +333,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
         struct thaw_args args;
         uint64_t v, batch_kib = BATCH_DEFAULT_KIB;
         enum cmd_status st;
-        bool auto_mode = false;
+        bool auto_mode = false, collapse = true;
         int c, r;
 
         log_setup("", true);
@@ -301,6 +359,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 case 'n': name_opt = optarg; break;
                 case 'r': job.root = optarg; break;
                 case 'A': auto_mode = true; break;
+                case 'C': collapse = false; break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
@@ -347,7 +406,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 }
                 return by_swapoff(job.root, args.name, job.floor_kib);
         }
-        st = prefetch(&job, isatty(STDERR_FILENO));
+        st = prefetch(&job, isatty(STDERR_FILENO), collapse);
         swapin_free(&job);
         return st;
 }

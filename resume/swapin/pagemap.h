@@ -8,6 +8,7 @@
 #define PAGEMAP_PAGE 4096u
 #define PAGEMAP_PRESENT (1ULL << 63)
 #define PAGEMAP_SWAPPED (1ULL << 62)
+#define PAGEMAP_EXCLUSIVE (1ULL << 56) /* mapped by this process only */
 #define PAGEMAP_TYPE_BITS 5
 #define PAGEMAP_TYPE_MASK ((1ULL << PAGEMAP_TYPE_BITS) - 1)
 #define PAGEMAP_OFFSET_MASK ((1ULL << 50) - 1) /* bits 5-54 */

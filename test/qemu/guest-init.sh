@@ -163,6 +163,8 @@ write_files() {
 
 # A process's swapped memory, one /proc/meminfo field (swapin-auto, swapin-tight, bench-swapin).
 vmswap_kib() { awk '/^VmSwap:/ {print $2}' "/proc/$1/status"; }
+# The process's anonymous memory in transparent huge pages.
+anonhuge_kib() { awk '/^AnonHugePages:/ {print $2}' "/proc/$1/smaps_rollup"; }
 
 meminfo_kib() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
 
@@ -352,6 +354,7 @@ hibernate)
     live_tables
     hook_swap
     start_workload "$mib"
+    say "workload AnonHugePages before hibernating: $(anonhuge_kib "$wl") kB"
     say "hibernating"
     # thaw.hibenv=A=1,B=2: its environment (make bench-hibernate's THAW_BENCH_NO_IMAGE_MAC).
     # shellcheck disable=SC2046 # the options are separate words

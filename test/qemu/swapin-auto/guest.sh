@@ -19,7 +19,8 @@ swapin_running() {
 
 # The swap-in thaw hibernate started after the resume: wait until it has come and gone.
 wait_swapin() {
-    say "after resume: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB"
+    say "after resume: workload VmSwap $(vmswap_kib "$wl") kB, swapped $(swapped_kib) kB," \
+        "AnonHugePages $(anonhuge_kib "$wl") kB"
     t0=$(cut -d. -f1 /proc/uptime)
     n=0
     while ! swapin_running && [ "$n" -lt 20 ]; do sleep 0.5; n=$((n + 1)); done
@@ -28,7 +29,7 @@ wait_swapin() {
         sleep 1
     done
     say "swap-in over after $(($(cut -d. -f1 /proc/uptime) - t0)) s: workload VmSwap $(vmswap_kib "$wl") kB," \
-        "swapped $(swapped_kib) kB"
+        "swapped $(swapped_kib) kB, AnonHugePages $(anonhuge_kib "$wl") kB"
 }
 
 hook_resumed() { wait_swapin; }

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Key provider "fwcfg:NAME": a QEMU/cloud fw_cfg blob exposed by the qemu_fw_cfg driver in sysfs. */
 #include <errno.h>
-#include <stdbool.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
-#include "base/clock.h"
 #include "key_provider.h"
 #include "keysrc.h"
 
@@ -44,39 +41,23 @@ static int fwcfg_check(const char *arg)
         }
 }
 
+static int read_path(void *path, struct secret **out)
+{
+        return keysrc_read_path(path, out);
+}
+
 static int fwcfg_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
-        const char *root = ctx->root;
-        int64_t deadline_ms = ctx->deadline_ms;
         char path[4096], dir[4096];
-        bool dir_seen = false;
-        int n, r;
+        int n;
 
-        n = snprintf(path, sizeof(path), "%s" FWCFG_DIR "%s/raw", root, arg);
+        n = snprintf(path, sizeof(path), "%s" FWCFG_DIR "%s/raw", ctx->root, arg);
         if (n < 0 || (size_t)n >= sizeof(path))
                 return -ENAMETOOLONG;
-        n = snprintf(dir, sizeof(dir), "%s" FWCFG_DIR, root);
+        n = snprintf(dir, sizeof(dir), "%s" FWCFG_DIR, ctx->root);
         if (n < 0 || (size_t)n >= sizeof(dir))
                 return -ENAMETOOLONG;
-        for (;;) {
-                int64_t left;
-
-                r = keysrc_read_path(path, out);
-                if (r != -ENOENT)
-                        return r;
-                /* Wait for a late driver, not for a key that is absent: once the driver's directory
-                 * is there, a missing name is final after a short grace, so the next source in the
-                 * chain still gets the rest of the timeout. */
-                if (!dir_seen && access(dir, F_OK) == 0) {
-                        dir_seen = true;
-                        if (deadline_ms > clock_now_ms() + FWCFG_GRACE_MS)
-                                deadline_ms = clock_now_ms() + FWCFG_GRACE_MS;
-                }
-                left = deadline_ms - clock_now_ms();
-                if (left <= 0)
-                        return -ENOENT;
-                clock_sleep_ms(left < FWCFG_POLL_MS ? left : FWCFG_POLL_MS);
-        }
+        return keysrc_wait_driver(dir, ctx->deadline_ms, FWCFG_GRACE_MS, FWCFG_POLL_MS, read_path, path, out);
 }
 
 const struct key_provider key_fwcfg_provider = {

@@ -35,6 +35,15 @@ extern const struct key_provider key_passphrase_provider;
 /* Read the regular file at path into a new secret; -ENOENT if absent, -EINVAL if not a regular file. */
 int keysrc_read_path(const char *path, struct secret **out);
 
+/*
+ * A key a kernel driver publishes in sysfs (fw_cfg, dmi-sysfs): find(arg, out) every poll_ms until
+ * it says other than -ENOENT or deadline_ms passes. The driver may load after we start, but once
+ * its directory dir is there a missing key is final after grace_ms, so the next source in the chain
+ * still gets the rest of the timeout. find()'s result, or -ENOENT.
+ */
+int keysrc_wait_driver(const char *dir, int64_t deadline_ms, int64_t grace_ms, int64_t poll_ms,
+                       int (*find)(void *arg, struct secret **out), void *arg, struct secret **out);
+
 /* The credential name (text or base64 binary form) in one raw SMBIOS type 11 structure (tests). */
 int smbios_find_credential(const uint8_t *raw, size_t len, const char *name, struct secret **out);
 

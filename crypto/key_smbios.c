@@ -9,7 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 #include "base64.h"
-#include "base/clock.h"
 #include "key_provider.h"
 #include "keysrc.h"
 
@@ -161,34 +160,28 @@ static int scan_entries(const char *dir, const char *name, struct secret **out)
         return r;
 }
 
+struct scan {
+        const char *dir, *name;
+};
+
+static int scan(void *arg, struct secret **out)
+{
+        const struct scan *s = arg;
+
+        return scan_entries(s->dir, s->name, out);
+}
+
 static int smbios_fetch(const char *arg, const struct keysrc_ctx *ctx, struct secret **out)
 {
-        const char *root = ctx->root;
-        int64_t deadline_ms = ctx->deadline_ms;
         char dir[4096];
-        bool dir_seen = false;
-        int n, r;
+        struct scan s = { .dir = dir, .name = arg };
+        int n;
 
-        n = snprintf(dir, sizeof(dir), "%s" DMI_DIR, root);
+        n = snprintf(dir, sizeof(dir), "%s" DMI_DIR, ctx->root);
         if (n < 0 || (size_t)n >= sizeof(dir))
                 return -ENAMETOOLONG;
-        for (;;) {
-                int64_t left;
-
-                r = scan_entries(dir, arg, out);
-                if (r != -ENOENT)
-                        return r;
-                /* As fwcfg: wait for a late dmi-sysfs, not for a credential that is absent. */
-                if (!dir_seen && access(dir, F_OK) == 0) {
-                        dir_seen = true;
-                        if (deadline_ms > clock_now_ms() + SMBIOS_GRACE_MS)
-                                deadline_ms = clock_now_ms() + SMBIOS_GRACE_MS;
-                }
-                left = deadline_ms - clock_now_ms();
-                if (left <= 0)
-                        return -ENOENT;
-                clock_sleep_ms(left < SMBIOS_POLL_MS ? left : SMBIOS_POLL_MS);
-        }
+        /* As fwcfg: wait for a late dmi-sysfs, not for a credential that is absent. */
+        return keysrc_wait_driver(dir, ctx->deadline_ms, SMBIOS_GRACE_MS, SMBIOS_POLL_MS, scan, &s, out);
 }
 
 const struct key_provider key_smbios_provider = {

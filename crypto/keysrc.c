@@ -11,6 +11,7 @@
 #include "key_provider.h"
 #include "keysrc.h"
 #include "luks_token.h"
+#include "base/clock.h"
 
 /* A new source type is one enum value in keysrc.h and one entry here. */
 static const struct key_provider *const providers[KEYSRC__MAX] = {
@@ -244,6 +245,30 @@ void keysrc_enrollment_free(struct keysrc_enrollment *e)
         free(e->token);
         e->key = NULL;
         e->token = NULL;
+}
+
+int keysrc_wait_driver(const char *dir, int64_t deadline_ms, int64_t grace_ms, int64_t poll_ms,
+                       int (*find)(void *arg, struct secret **out), void *arg, struct secret **out)
+{
+        bool dir_seen = false;
+
+        for (;;) {
+                int64_t left;
+                int r = find(arg, out);
+
+                if (r != -ENOENT)
+                        return r;
+                /* Wait for a late driver, not for a key that is absent. */
+                if (!dir_seen && access(dir, F_OK) == 0) {
+                        dir_seen = true;
+                        if (deadline_ms > clock_now_ms() + grace_ms)
+                                deadline_ms = clock_now_ms() + grace_ms;
+                }
+                left = deadline_ms - clock_now_ms();
+                if (left <= 0)
+                        return -ENOENT;
+                clock_sleep_ms(left < poll_ms ? left : poll_ms);
+        }
 }
 
 int keysrc_read_path(const char *path, struct secret **out)

@@ -130,6 +130,7 @@ struct vma {
         uint64_t start, end;
         int anon;      /* private, no file behind it */
         int eligible;  /* THPeligible: 1 */
+        int writable;  /* VmFlags: wr, and no userfaultfd registration */
 };
 
 /* One process's targets in[0..n), by address, and those kept so far (out, in the same order). */
@@ -140,10 +141,10 @@ struct pick {
         size_t kept;
 };
 
-/* Keep the targets that lie wholly in v if it is an anonymous THP-eligible mapping. */
+/* Keep the targets that lie wholly in v if it is an anonymous THP-eligible writable mapping. */
 static void keep_inside(const struct vma *v, struct pick *p)
 {
-        if (!v->anon || !v->eligible)
+        if (!v->anon || !v->eligible || !v->writable)
                 return;
         /* Mappings come by address and never overlap: targets before this one fit none. */
         while (p->cur < p->n && p->in[p->cur].base < v->start)
@@ -152,7 +153,31 @@ static void keep_inside(const struct vma *v, struct pick *p)
                 p->out[p->kept++] = p->in[p->cur];
 }
 
-/* One line of smaps: the heading of a mapping, or its "THPeligible:" line. */
+/*
+ * 1 if the "VmFlags:" list (two letters each) allows the write fault: "wr" (without it the fault
+ * fails, or on a mapping the process made read-only means something else), and none of "uw",
+ * "um", "ui": a userfaultfd monitor (write-protect, missing, minor: a background snapshot, CRIU)
+ * would be woken by a write that never happens, and until it answers the fault waits, holding
+ * thaw swapin against all but SIGKILL. Security: a mapping without this line is not touched.
+ */
+static int writable_flags(const char *f)
+{
+        int wr = 0;
+
+        for (f += strspn(f, " \t\n"); *f; f += strspn(f, " \t\n")) {
+                size_t len = strcspn(f, " \t\n");
+
+                if (len == 2 && strncmp(f, "wr", 2) == 0)
+                        wr = 1;
+                else if (len == 2 && (strncmp(f, "uw", 2) == 0 || strncmp(f, "um", 2) == 0 ||
+                                      strncmp(f, "ui", 2) == 0))
+                        return 0;
+                f += len;
+        }
+        return wr;
+}
+
+/* One line of smaps: the heading of a mapping, or its "THPeligible:" or "VmFlags:" line. */
 static void smaps_line(const char *line, struct vma *v, struct pick *p)
 {
         unsigned long long s, e, inode;
@@ -162,6 +187,8 @@ static void smaps_line(const char *line, struct vma *v, struct pick *p)
         if (sp && sp > line && sp[-1] == ':') {
                 if (strncmp(line, "THPeligible:", 12) == 0)
                         v->eligible = atoi(line + 12) == 1;
+                else if (strncmp(line, "VmFlags:", 8) == 0)
+                        v->writable = writable_flags(line + 8);
                 return;
         }
         keep_inside(v, p);
@@ -176,7 +203,8 @@ static void smaps_line(const char *line, struct vma *v, struct pick *p)
 /*
  * Keep, of one process's targets t[0..n) (by address), those in an anonymous private mapping that
  * smaps calls THPeligible (it says so only where the THP setting and the mapping allow huge pages:
- * enabled=madvise and no MADV_HUGEPAGE, or MADV_NOHUGEPAGE, is 0). Returns how many, -errno.
+ * enabled=madvise and no MADV_HUGEPAGE, or MADV_NOHUGEPAGE, is 0) and whose VmFlags allow the
+ * write fault (writable_flags()). Returns how many, -errno.
  */
 static int eligible(const char *root, pid_t pid, struct target *t, size_t n)
 {

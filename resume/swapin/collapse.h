@@ -66,9 +66,9 @@ struct collapse_job {
 /*
  * Collapse into huge pages the 2 MiB-aligned ranges that hold a page of job->pages (the swap-in's
  * list), lie wholly in an anonymous private mapping that ROOT/proc/PID/smaps calls THPeligible,
- * and have every one of their 512 pages in memory and mapped by that process only
- * (ROOT/proc/PID/pagemap): such a range gains no page, it needs a free huge page for the
- * copy, so before each one MemAvailable (from ROOT/proc/meminfo) must be a huge page above the
+ * writable ("wr" in VmFlags) and registered with no userfaultfd ("uw", "um", "ui"), and have
+ * every one of their 512 pages in memory and mapped by that process only (ROOT/proc/PID/pagemap):
+ * such a range gains no page, it needs a free huge page for the copy, so before each one MemAvailable (from ROOT/proc/meminfo) must be a huge page above the
  * floor. Each range's first page is made writable first (collapse_write_fault()). --first
  * processes first. Returns 0 (see cj->stop) or -errno (-ENOMEM: no memory for the list).
  */

@@ -104,12 +104,16 @@ static void proc_4242(void)
                 "VmFlags: rd wr mr mw me ac\n"
                 "00800000-00a00000 rw-p 00000000 00:00 0 \n"
                 "THPeligible:    0\n"
+                "VmFlags: rd wr mr mw me ac\n"
                 "00a00000-00c00000 rw-p 00000000 08:01 1234                       /usr/lib/libx.so\n"
                 "THPeligible:    1\n"
+                "VmFlags: rd wr mr mw me ac\n"
                 "00c00000-00d00000 rw-p 00000000 00:00 0 \n"
                 "THPeligible:    1\n"
+                "VmFlags: rd wr mr mw me ac\n"
                 "00e00000-01000000 rw-s 00000000 00:01 99                         /dev/zero (deleted)\n"
-                "THPeligible:    1\n");
+                "THPeligible:    1\n"
+                "VmFlags: rd wr sh mr mw me ms\n");
         put_range("/proc/4242/pagemap", 0x200000, 1);
         put_range("/proc/4242/pagemap", 0x400000, 0);
         put_range("/proc/4242/pagemap", 0x600000, 1);
@@ -121,7 +125,8 @@ static void proc_4242(void)
 /* Process 5151 (a --first one): one eligible range, wholly back. */
 static void proc_5151(void)
 {
-        ft_puts("/proc/5151/smaps", "7f0000000000-7f0000400000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n");
+        ft_puts("/proc/5151/smaps", "7f0000000000-7f0000400000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n"
+                "VmFlags: rd wr mr mw me ac\n");
         put_range("/proc/5151/pagemap", 0x7f0000200000ULL, 1);
 }
 
@@ -226,6 +231,42 @@ static void test_which_ranges(void **state)
         assert_int_equal(cj.stop, COLLAPSE_ERROR);
         assert_int_equal(cj.error, -EPERM);
         assert_int_equal(n_calls, 1); /* the probe only */
+}
+
+/*
+ * No write fault where a userfaultfd monitor waits on the range (write-protect, missing, minor:
+ * it would be woken by a write that never happens) or where the mapping is not writable: such
+ * ranges are no collapse targets at all.
+ */
+static void test_not_writable(void **state)
+{
+        struct swapin_job job;
+        struct collapse_job cj = cjob(NULL);
+        size_t n = 0;
+
+        (void)state;
+        ft_puts("/proc/4242/smaps",
+                "10000000-10200000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd wr mr mw me ac uw\n"
+                "10200000-10400000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd wr mr mw me um ac\n"
+                "10400000-10600000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: ui rd wr mr mw me ac\n"
+                "10600000-10800000 r--p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd mr mw me ac\n"
+                "10800000-10a00000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n"
+                "10a00000-10c00000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd wr mr mw me ac\n");
+        for (unsigned i = 0; i < 6; i++) {
+                put_range("/proc/4242/pagemap", 0x10000000ULL + i * MB2, 1);
+                pages[n++] = pg(0, 0x10000000ULL + i * MB2, 0, i, 1);
+        }
+        procs[0] = (struct swapin_proc){ .pid = 4242, .pidfd = 42 };
+        job = (struct swapin_job){ .root = ft_root, .procs = procs, .n_procs = 1 };
+        job.pages = (struct swapped_list){ .v = pages, .n = n, .cap = n };
+        assert_int_equal(collapse_run(&cj, &job), 0);
+        assert_int_equal(cj.stop, COLLAPSE_DONE);
+        /* Only the last mapping: the one without a VmFlags line is not trusted either. */
+        assert_int_equal(cj.candidates, 1);
+        assert_int_equal(cj.collapsed, 1);
+        assert_int_equal(n_faults, 1);
+        assert_int_equal(faults[0], 0x10a00000ULL);
+        assert_int_equal(calls[n_calls - 1].base, 0x10a00000ULL);
 }
 
 /* The real write fault, on this process: the page keeps every byte, the call says it failed to copy. */
@@ -334,7 +375,8 @@ static void test_no_huge_pages(void **state)
         size_t n = 0;
 
         (void)state;
-        ft_puts("/proc/4242/smaps", "10000000-18000000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n");
+        ft_puts("/proc/4242/smaps", "10000000-18000000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n"
+                "VmFlags: rd wr mr mw me ac\n");
         for (unsigned i = 0; i < 20; i++) {
                 put_range("/proc/4242/pagemap", 0x10000000ULL + i * MB2, 1);
                 pages[n++] = pg(0, 0x10000000ULL + i * MB2, 0, i, 1);
@@ -375,6 +417,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_thp_mode, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_which_ranges, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_not_writable, setup, ft_teardown),
                 cmocka_unit_test(test_write_fault_writes_nothing),
                 cmocka_unit_test_setup_teardown(test_unsupported, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_floor, setup, ft_teardown),

@@ -204,9 +204,9 @@ static void smaps_line(const char *line, struct vma *v, struct pick *p)
  * Keep, of one process's targets t[0..n) (by address), those in an anonymous private mapping that
  * smaps calls THPeligible (it says so only where the THP setting and the mapping allow huge pages:
  * enabled=madvise and no MADV_HUGEPAGE, or MADV_NOHUGEPAGE, is 0) and whose VmFlags allow the
- * write fault (writable_flags()). Returns how many, -errno.
+ * write fault (writable_flags()). Returns how many, -ESRCH if the process is gone, -errno.
  */
-static int eligible(const char *root, pid_t pid, struct target *t, size_t n)
+static int eligible(struct collapse_job *cj, const struct swapin_proc *proc, struct target *t, size_t n)
 {
         char line[SMAPS_LINE_MAX];
         struct target *out = malloc(n * sizeof(*t));
@@ -219,7 +219,12 @@ static int eligible(const char *root, pid_t pid, struct target *t, size_t n)
 
         if (!out)
                 return -ENOMEM;
-        fd = open_proc(root, pid, "smaps");
+        fd = open_proc(cj->root, proc->pid, "smaps");
+        /* Security: alive after the open, so the file opened is the scanned process's, not a reused PID's. */
+        if (fd >= 0 && !cj->alive(proc->pidfd)) {
+                close(fd);
+                fd = -ESRCH;
+        }
         if (fd < 0 || !(f = fdopen(fd, "r"))) {
                 r = fd < 0 ? fd : -errno;
                 if (fd >= 0)
@@ -317,14 +322,17 @@ struct pass {
 static int collapse_one(struct collapse_job *cj, const struct swapin_proc *p, uint64_t base, struct pass *ps)
 {
         struct iovec iov = { .iov_base = (void *)(uintptr_t)base, .iov_len = COLLAPSE_HPAGE };
-        int again = 1, r = cj->fault(p->pid, base, ps->guard);
+        int again = 1, r;
 
         /*
-         * Only gone or refused is worth saying; without the fault the collapse says EINVAL. The
-         * fault goes by PID, as the swap-in's reads do: on a PID reused since the scan it takes
-         * one page of another process for writing, writing nothing, and the collapse (by pidfd)
-         * then finds the process gone.
+         * Security: the fault goes by PID, which another process may hold once the scanned one
+         * has exited; its pidfd says whether it has, just before. (The PID would have to be
+         * reused between this check and the next system call.)
          */
+        if (!cj->alive(p->pidfd))
+                return -ESRCH;
+        r = cj->fault(p->pid, base, ps->guard);
+        /* Only gone or refused is worth saying; without the fault the collapse says EINVAL. */
         if (r == -ESRCH || r == -EPERM || r == -EIO)
                 return r;
         for (;;) {
@@ -367,12 +375,17 @@ static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct
 
         if (p->pidfd < 0)
                 return 0;
-        k = eligible(cj->root, p->pid, t, n);
+        k = eligible(cj, p, t, n);
         if (k <= 0)
                 return 0; /* gone, or nothing eligible */
         fd = open_proc(cj->root, p->pid, "pagemap");
         if (fd < 0)
                 return 0;
+        /* Security: as smaps, the pagemap opened is the scanned process's only if it is still there. */
+        if (!cj->alive(p->pidfd)) {
+                close(fd);
+                return 0;
+        }
         if (!ps->probed) {
                 r = probe(cj, p->pidfd, t[0].base);
                 if (r == -EINVAL)
@@ -425,6 +438,8 @@ int collapse_run(struct collapse_job *cj, const struct swapin_job *job)
                 cj->madvise = sys_process_madvise;
         if (!cj->fault)
                 cj->fault = collapse_write_fault;
+        if (!cj->alive)
+                cj->alive = swapin_pidfd_alive;
         guard = mmap(NULL, PAGEMAP_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (guard == MAP_FAILED)
                 return -errno;

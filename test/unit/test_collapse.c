@@ -42,6 +42,17 @@ static int fake_fault(pid_t pid, uint64_t addr, const void *guard)
         return fault_answer;
 }
 
+/* The fake pidfd check: the process of gone_pidfd is there for alive_left more checks, then gone. */
+static int gone_pidfd;
+static int alive_left;
+
+static int fake_alive(int pidfd)
+{
+        if (pidfd != gone_pidfd)
+                return 1;
+        return alive_left-- > 0;
+}
+
 static ssize_t fake_madvise(int pidfd, const struct iovec *iov, size_t n, int advice)
 {
         size_t i = n_calls;
@@ -68,6 +79,8 @@ static int setup(void **state)
 
         n_calls = n_answers = n_faults = 0;
         fault_answer = 0;
+        gone_pidfd = -1;
+        alive_left = 0;
         memset(answers, 0, sizeof(answers));
         ft_puts("/proc/meminfo", "MemTotal: 1000000 kB\nMemAvailable: 500000 kB\nAnonPages: 1000 kB\nShmem: 0 kB\n");
         return r;
@@ -158,7 +171,8 @@ static void job_of(struct swapin_job *job)
 static struct collapse_job cjob(volatile sig_atomic_t *stop)
 {
         return (struct collapse_job){ .root = ft_root, .floor_kib = 100000, .stop_flag = stop,
-                                      .madvise = fake_madvise, .fault = fake_fault };
+                                      .madvise = fake_madvise, .fault = fake_fault,
+                                      .alive = fake_alive };
 }
 
 static void test_thp_mode(void **state)
@@ -267,6 +281,44 @@ static void test_not_writable(void **state)
         assert_int_equal(n_faults, 1);
         assert_int_equal(faults[0], 0x10a00000ULL);
         assert_int_equal(calls[n_calls - 1].base, 0x10a00000ULL);
+}
+
+/*
+ * A process whose pidfd says it has exited is not touched, since its PID may name another one
+ * by now: not its smaps, not its pagemap, no write fault; the others' ranges still come.
+ */
+static void test_gone(void **state)
+{
+        struct swapin_job job;
+        struct collapse_job cj = cjob(NULL);
+
+        (void)state;
+        proc_4242();
+        proc_5151();
+        job_of(&job);
+        /* 5151 gone after 0 checks (smaps), 1 (pagemap), 2 (just before the write fault). */
+        for (int left = 0; left <= 2; left++) {
+                n_calls = n_faults = 0;
+                gone_pidfd = 51;
+                alive_left = left;
+                assert_int_equal(collapse_run(&cj, &job), 0);
+                assert_int_equal(cj.stop, COLLAPSE_DONE);
+                assert_int_equal(cj.collapsed, 2);
+                assert_int_equal(n_faults, 2);
+                assert_int_equal(faults[0], 0x200000);
+                assert_int_equal(faults[1], 0x600000);
+                for (size_t i = 0; i < n_calls; i++)
+                        assert_true(calls[i].len == 0 || calls[i].pidfd == 42);
+        }
+        /* 4242 gone just before its second range's fault: its first one only. */
+        n_calls = n_faults = 0;
+        gone_pidfd = 42;
+        alive_left = 3;
+        assert_int_equal(collapse_run(&cj, &job), 0);
+        assert_int_equal(cj.stop, COLLAPSE_DONE);
+        assert_int_equal(cj.collapsed, 2);
+        assert_int_equal(n_faults, 2);
+        assert_int_equal(faults[1], 0x200000);
 }
 
 /* The real write fault, on this process: the page keeps every byte, the call says it failed to copy. */
@@ -418,6 +470,7 @@ int main(void)
                 cmocka_unit_test_setup_teardown(test_thp_mode, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_which_ranges, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_not_writable, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_gone, setup, ft_teardown),
                 cmocka_unit_test(test_write_fault_writes_nothing),
                 cmocka_unit_test_setup_teardown(test_unsupported, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_floor, setup, ft_teardown),

@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -321,22 +323,67 @@ static void test_gone(void **state)
         assert_int_equal(faults[1], 0x200000);
 }
 
-/* The real write fault, on this process: the page keeps every byte, the call says it failed to copy. */
+/* This process's pagemap entry for the page at addr. */
+static uint64_t own_pagemap(const void *addr)
+{
+        uint64_t e = 0;
+        int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / 4096 * sizeof(e))), sizeof(e));
+        close(fd);
+        return e;
+}
+
+/*
+ * The real write fault, on this process: the page keeps every byte, the call says it failed to
+ * copy, and the kernel did take the page for writing. A private page shared with a forked child
+ * is mapped read-only in both (copy on write) and is no longer this process's only; a write
+ * fault gives this process its own copy, which pagemap shows as mapped by it only again.
+ */
 static void test_write_fault_writes_nothing(void **state)
 {
         static unsigned char buf[2 * 4096] __attribute__((aligned(4096)));
         void *guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        unsigned char *cow = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uint64_t before, after;
+        int r, status;
+        pid_t child;
 
         (void)state;
         assert_true(guard != MAP_FAILED);
+        assert_true(cow != MAP_FAILED);
         for (size_t i = 0; i < sizeof(buf); i++)
                 buf[i] = (unsigned char)(i * 7 + 3);
         assert_int_equal(collapse_write_fault(getpid(), (uint64_t)(uintptr_t)buf, guard), 0);
         assert_int_equal(collapse_write_fault(getpid(), (uint64_t)(uintptr_t)(buf + 4095), guard), 0);
         for (size_t i = 0; i < sizeof(buf); i++)
                 assert_int_equal(buf[i], (unsigned char)(i * 7 + 3));
+
+        for (size_t i = 0; i < 4096; i++)
+                cow[i] = (unsigned char)(i * 5 + 1);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                for (;;)
+                        pause(); /* holds the page until killed */
+        }
+        before = own_pagemap(cow);
+        r = collapse_write_fault(getpid(), (uint64_t)(uintptr_t)(cow + 100), guard);
+        after = own_pagemap(cow);
+        kill(child, SIGKILL);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_int_equal(r, 0);
+        assert_true(before & PAGEMAP_PRESENT);
+        assert_false(before & PAGEMAP_EXCLUSIVE);
+        assert_true(after & PAGEMAP_PRESENT);
+        assert_true(after & PAGEMAP_EXCLUSIVE);
+        for (size_t i = 0; i < 4096; i++)
+                assert_int_equal(cow[i], (unsigned char)(i * 5 + 1));
+
         /* A process that is gone. */
         assert_int_equal(collapse_write_fault(999999999, (uint64_t)(uintptr_t)buf, guard), -ESRCH);
+        munmap(cow, 4096);
         munmap(guard, 4096);
 }
 

@@ -71,8 +71,9 @@ struct collapse_job {
  * list), lie wholly in an anonymous private mapping that ROOT/proc/PID/smaps calls THPeligible,
  * writable ("wr" in VmFlags) and registered with no userfaultfd ("uw", "um", "ui"), and have
  * every one of their 512 pages in memory and mapped by that process only (ROOT/proc/PID/pagemap):
- * such a range gains no page, it needs a free huge page for the copy, so before each one MemAvailable (from ROOT/proc/meminfo) must be a huge page above the
- * floor. Each range's first page is made writable first (collapse_write_fault()). smaps,
+ * such a range gains no page, it needs a free huge page for the copy, so before each one
+ * MemAvailable (from ROOT/proc/meminfo) must be a huge page above the floor. Each range's
+ * first page is made writable first (collapse_write_fault()). smaps,
  * pagemap and the write fault go by PID: each is used only while the swap-in's pidfd says the
  * process is still there (cj->alive), so a PID reused since the scan is left alone. --first
  * processes first. Returns 0 (see cj->stop) or -errno (-ENOMEM: no memory for the list).

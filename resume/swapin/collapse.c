@@ -130,6 +130,7 @@ struct vma {
         uint64_t start, end;
         int anon;      /* private, no file behind it */
         int eligible;  /* THPeligible: 1 */
+        int writable;  /* VmFlags: wr, and no userfaultfd registration */
 };
 
 /* One process's targets in[0..n), by address, and those kept so far (out, in the same order). */
@@ -140,10 +141,10 @@ struct pick {
         size_t kept;
 };
 
-/* Keep the targets that lie wholly in v if it is an anonymous THP-eligible mapping. */
+/* Keep the targets that lie wholly in v if it is an anonymous THP-eligible writable mapping. */
 static void keep_inside(const struct vma *v, struct pick *p)
 {
-        if (!v->anon || !v->eligible)
+        if (!v->anon || !v->eligible || !v->writable)
                 return;
         /* Mappings come by address and never overlap: targets before this one fit none. */
         while (p->cur < p->n && p->in[p->cur].base < v->start)
@@ -152,7 +153,31 @@ static void keep_inside(const struct vma *v, struct pick *p)
                 p->out[p->kept++] = p->in[p->cur];
 }
 
-/* One line of smaps: the heading of a mapping, or its "THPeligible:" line. */
+/*
+ * 1 if the "VmFlags:" list (two letters each) allows the write fault: "wr" (without it the fault
+ * fails, or on a mapping the process made read-only means something else), and none of "uw",
+ * "um", "ui": a userfaultfd monitor (write-protect, missing, minor: a background snapshot, CRIU)
+ * would be woken by a write that never happens, and until it answers the fault waits, holding
+ * thaw swapin against all but SIGKILL. Security: a mapping without this line is not touched.
+ */
+static int writable_flags(const char *f)
+{
+        int wr = 0;
+
+        for (f += strspn(f, " \t\n"); *f; f += strspn(f, " \t\n")) {
+                size_t len = strcspn(f, " \t\n");
+
+                if (len == 2 && strncmp(f, "wr", 2) == 0)
+                        wr = 1;
+                else if (len == 2 && (strncmp(f, "uw", 2) == 0 || strncmp(f, "um", 2) == 0 ||
+                                      strncmp(f, "ui", 2) == 0))
+                        return 0;
+                f += len;
+        }
+        return wr;
+}
+
+/* One line of smaps: the heading of a mapping, or its "THPeligible:" or "VmFlags:" line. */
 static void smaps_line(const char *line, struct vma *v, struct pick *p)
 {
         unsigned long long s, e, inode;
@@ -162,6 +187,8 @@ static void smaps_line(const char *line, struct vma *v, struct pick *p)
         if (sp && sp > line && sp[-1] == ':') {
                 if (strncmp(line, "THPeligible:", 12) == 0)
                         v->eligible = atoi(line + 12) == 1;
+                else if (strncmp(line, "VmFlags:", 8) == 0)
+                        v->writable = writable_flags(line + 8);
                 return;
         }
         keep_inside(v, p);
@@ -176,9 +203,10 @@ static void smaps_line(const char *line, struct vma *v, struct pick *p)
 /*
  * Keep, of one process's targets t[0..n) (by address), those in an anonymous private mapping that
  * smaps calls THPeligible (it says so only where the THP setting and the mapping allow huge pages:
- * enabled=madvise and no MADV_HUGEPAGE, or MADV_NOHUGEPAGE, is 0). Returns how many, -errno.
+ * enabled=madvise and no MADV_HUGEPAGE, or MADV_NOHUGEPAGE, is 0) and whose VmFlags allow the
+ * write fault (writable_flags()). Returns how many, -ESRCH if the process is gone, -errno.
  */
-static int eligible(const char *root, pid_t pid, struct target *t, size_t n)
+static int eligible(struct collapse_job *cj, const struct swapin_proc *proc, struct target *t, size_t n)
 {
         char line[SMAPS_LINE_MAX];
         struct target *out = malloc(n * sizeof(*t));
@@ -191,7 +219,12 @@ static int eligible(const char *root, pid_t pid, struct target *t, size_t n)
 
         if (!out)
                 return -ENOMEM;
-        fd = open_proc(root, pid, "smaps");
+        fd = open_proc(cj->root, proc->pid, "smaps");
+        /* Security: alive after the open, so the file opened is the scanned process's, not a reused PID's. */
+        if (fd >= 0 && !cj->alive(proc->pidfd)) {
+                close(fd);
+                fd = -ESRCH;
+        }
         if (fd < 0 || !(f = fdopen(fd, "r"))) {
                 r = fd < 0 ? fd : -errno;
                 if (fd >= 0)
@@ -289,14 +322,17 @@ struct pass {
 static int collapse_one(struct collapse_job *cj, const struct swapin_proc *p, uint64_t base, struct pass *ps)
 {
         struct iovec iov = { .iov_base = (void *)(uintptr_t)base, .iov_len = COLLAPSE_HPAGE };
-        int again = 1, r = cj->fault(p->pid, base, ps->guard);
+        int again = 1, r;
 
         /*
-         * Only gone or refused is worth saying; without the fault the collapse says EINVAL. The
-         * fault goes by PID, as the swap-in's reads do: on a PID reused since the scan it takes
-         * one page of another process for writing, writing nothing, and the collapse (by pidfd)
-         * then finds the process gone.
+         * Security: the fault goes by PID, which another process may hold once the scanned one
+         * has exited; its pidfd says whether it has, just before. (The PID would have to be
+         * reused between this check and the next system call.)
          */
+        if (!cj->alive(p->pidfd))
+                return -ESRCH;
+        r = cj->fault(p->pid, base, ps->guard);
+        /* Only gone or refused is worth saying; without the fault the collapse says EINVAL. */
         if (r == -ESRCH || r == -EPERM || r == -EIO)
                 return r;
         for (;;) {
@@ -339,12 +375,17 @@ static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct
 
         if (p->pidfd < 0)
                 return 0;
-        k = eligible(cj->root, p->pid, t, n);
+        k = eligible(cj, p, t, n);
         if (k <= 0)
                 return 0; /* gone, or nothing eligible */
         fd = open_proc(cj->root, p->pid, "pagemap");
         if (fd < 0)
                 return 0;
+        /* Security: as smaps, the pagemap opened is the scanned process's only if it is still there. */
+        if (!cj->alive(p->pidfd)) {
+                close(fd);
+                return 0;
+        }
         if (!ps->probed) {
                 r = probe(cj, p->pidfd, t[0].base);
                 if (r == -EINVAL)
@@ -397,6 +438,8 @@ int collapse_run(struct collapse_job *cj, const struct swapin_job *job)
                 cj->madvise = sys_process_madvise;
         if (!cj->fault)
                 cj->fault = collapse_write_fault;
+        if (!cj->alive)
+                cj->alive = swapin_pidfd_alive;
         guard = mmap(NULL, PAGEMAP_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (guard == MAP_FAILED)
                 return -errno;

@@ -35,6 +35,8 @@ enum collapse_stop {
 typedef ssize_t (*collapse_madvise_fn)(int pidfd, const struct iovec *iov, size_t n, int advice);
 /* collapse_write_fault(); the tests put a fake in its place. */
 typedef int (*collapse_fault_fn)(pid_t pid, uint64_t addr, const void *guard);
+/* swapin_pidfd_alive(); the tests put a fake in its place. */
+typedef int (*collapse_alive_fn)(int pidfd);
 
 /*
  * Make the page at addr of process pid writable in its page table, writing nothing into it: a
@@ -54,6 +56,7 @@ struct collapse_job {
         volatile sig_atomic_t *stop_flag;
         collapse_madvise_fn madvise;  /* NULL: process_madvise(2) */
         collapse_fault_fn fault;      /* NULL: collapse_write_fault() */
+        collapse_alive_fn alive;      /* NULL: swapin_pidfd_alive() */
         /* Result, in 2 MiB ranges. */
         uint64_t candidates;          /* in THP-eligible anonymous mappings, with a page swapped in */
         uint64_t collapsed;           /* huge pages again */
@@ -66,10 +69,13 @@ struct collapse_job {
 /*
  * Collapse into huge pages the 2 MiB-aligned ranges that hold a page of job->pages (the swap-in's
  * list), lie wholly in an anonymous private mapping that ROOT/proc/PID/smaps calls THPeligible,
- * and have every one of their 512 pages in memory and mapped by that process only
- * (ROOT/proc/PID/pagemap): such a range gains no page, it needs a free huge page for the
- * copy, so before each one MemAvailable (from ROOT/proc/meminfo) must be a huge page above the
- * floor. Each range's first page is made writable first (collapse_write_fault()). --first
+ * writable ("wr" in VmFlags) and registered with no userfaultfd ("uw", "um", "ui"), and have
+ * every one of their 512 pages in memory and mapped by that process only (ROOT/proc/PID/pagemap):
+ * such a range gains no page, it needs a free huge page for the copy, so before each one
+ * MemAvailable (from ROOT/proc/meminfo) must be a huge page above the floor. Each range's
+ * first page is made writable first (collapse_write_fault()). smaps,
+ * pagemap and the write fault go by PID: each is used only while the swap-in's pidfd says the
+ * process is still there (cj->alive), so a PID reused since the scan is left alone. --first
  * processes first. Returns 0 (see cj->stop) or -errno (-ENOMEM: no memory for the list).
  */
 int collapse_run(struct collapse_job *cj, const struct swapin_job *job);

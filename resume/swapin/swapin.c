@@ -29,7 +29,7 @@ static int pidfd_open_(pid_t pid)
         return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-static int pidfd_alive(int pidfd)
+int swapin_pidfd_alive(int pidfd)
 {
         return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 || errno != ESRCH;
 }
@@ -291,7 +291,7 @@ static int touch(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *sk
                 err = errno;
                 if (r < 0 && err == EINTR)
                         continue;
-                if (!pidfd_alive(p->pidfd)) {
+                if (!swapin_pidfd_alive(p->pidfd)) {
                         *skipped += n - i;
                         return 0;
                 }

@@ -67,4 +67,10 @@ int swapin_scan(struct swapin_job *job);
  */
 int swapin_run(struct swapin_job *job);
 
+/*
+ * 0 if the process of pidfd has exited, 1 if not (a signal 0 through the pidfd: no signal is
+ * sent). The check that a PID read since the scan still names the process scanned.
+ */
+int swapin_pidfd_alive(int pidfd);
+
 void swapin_free(struct swapin_job *job);

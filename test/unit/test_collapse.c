@@ -7,7 +7,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -42,6 +44,17 @@ static int fake_fault(pid_t pid, uint64_t addr, const void *guard)
         return fault_answer;
 }
 
+/* The fake pidfd check: the process of gone_pidfd is there for alive_left more checks, then gone. */
+static int gone_pidfd;
+static int alive_left;
+
+static int fake_alive(int pidfd)
+{
+        if (pidfd != gone_pidfd)
+                return 1;
+        return alive_left-- > 0;
+}
+
 static ssize_t fake_madvise(int pidfd, const struct iovec *iov, size_t n, int advice)
 {
         size_t i = n_calls;
@@ -68,6 +81,8 @@ static int setup(void **state)
 
         n_calls = n_answers = n_faults = 0;
         fault_answer = 0;
+        gone_pidfd = -1;
+        alive_left = 0;
         memset(answers, 0, sizeof(answers));
         ft_puts("/proc/meminfo", "MemTotal: 1000000 kB\nMemAvailable: 500000 kB\nAnonPages: 1000 kB\nShmem: 0 kB\n");
         return r;
@@ -104,12 +119,16 @@ static void proc_4242(void)
                 "VmFlags: rd wr mr mw me ac\n"
                 "00800000-00a00000 rw-p 00000000 00:00 0 \n"
                 "THPeligible:    0\n"
+                "VmFlags: rd wr mr mw me ac\n"
                 "00a00000-00c00000 rw-p 00000000 08:01 1234                       /usr/lib/libx.so\n"
                 "THPeligible:    1\n"
+                "VmFlags: rd wr mr mw me ac\n"
                 "00c00000-00d00000 rw-p 00000000 00:00 0 \n"
                 "THPeligible:    1\n"
+                "VmFlags: rd wr mr mw me ac\n"
                 "00e00000-01000000 rw-s 00000000 00:01 99                         /dev/zero (deleted)\n"
-                "THPeligible:    1\n");
+                "THPeligible:    1\n"
+                "VmFlags: rd wr sh mr mw me ms\n");
         put_range("/proc/4242/pagemap", 0x200000, 1);
         put_range("/proc/4242/pagemap", 0x400000, 0);
         put_range("/proc/4242/pagemap", 0x600000, 1);
@@ -121,7 +140,8 @@ static void proc_4242(void)
 /* Process 5151 (a --first one): one eligible range, wholly back. */
 static void proc_5151(void)
 {
-        ft_puts("/proc/5151/smaps", "7f0000000000-7f0000400000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n");
+        ft_puts("/proc/5151/smaps", "7f0000000000-7f0000400000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n"
+                "VmFlags: rd wr mr mw me ac\n");
         put_range("/proc/5151/pagemap", 0x7f0000200000ULL, 1);
 }
 
@@ -153,7 +173,8 @@ static void job_of(struct swapin_job *job)
 static struct collapse_job cjob(volatile sig_atomic_t *stop)
 {
         return (struct collapse_job){ .root = ft_root, .floor_kib = 100000, .stop_flag = stop,
-                                      .madvise = fake_madvise, .fault = fake_fault };
+                                      .madvise = fake_madvise, .fault = fake_fault,
+                                      .alive = fake_alive };
 }
 
 static void test_thp_mode(void **state)
@@ -228,22 +249,141 @@ static void test_which_ranges(void **state)
         assert_int_equal(n_calls, 1); /* the probe only */
 }
 
-/* The real write fault, on this process: the page keeps every byte, the call says it failed to copy. */
+/*
+ * No write fault where a userfaultfd monitor waits on the range (write-protect, missing, minor:
+ * it would be woken by a write that never happens) or where the mapping is not writable: such
+ * ranges are no collapse targets at all.
+ */
+static void test_not_writable(void **state)
+{
+        struct swapin_job job;
+        struct collapse_job cj = cjob(NULL);
+        size_t n = 0;
+
+        (void)state;
+        ft_puts("/proc/4242/smaps",
+                "10000000-10200000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd wr mr mw me ac uw\n"
+                "10200000-10400000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd wr mr mw me um ac\n"
+                "10400000-10600000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: ui rd wr mr mw me ac\n"
+                "10600000-10800000 r--p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd mr mw me ac\n"
+                "10800000-10a00000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n"
+                "10a00000-10c00000 rw-p 00000000 00:00 0 \nTHPeligible: 1\nVmFlags: rd wr mr mw me ac\n");
+        for (unsigned i = 0; i < 6; i++) {
+                put_range("/proc/4242/pagemap", 0x10000000ULL + i * MB2, 1);
+                pages[n++] = pg(0, 0x10000000ULL + i * MB2, 0, i, 1);
+        }
+        procs[0] = (struct swapin_proc){ .pid = 4242, .pidfd = 42 };
+        job = (struct swapin_job){ .root = ft_root, .procs = procs, .n_procs = 1 };
+        job.pages = (struct swapped_list){ .v = pages, .n = n, .cap = n };
+        assert_int_equal(collapse_run(&cj, &job), 0);
+        assert_int_equal(cj.stop, COLLAPSE_DONE);
+        /* Only the last mapping: the one without a VmFlags line is not trusted either. */
+        assert_int_equal(cj.candidates, 1);
+        assert_int_equal(cj.collapsed, 1);
+        assert_int_equal(n_faults, 1);
+        assert_int_equal(faults[0], 0x10a00000ULL);
+        assert_int_equal(calls[n_calls - 1].base, 0x10a00000ULL);
+}
+
+/*
+ * A process whose pidfd says it has exited is not touched, since its PID may name another one
+ * by now: not its smaps, not its pagemap, no write fault; the others' ranges still come.
+ */
+static void test_gone(void **state)
+{
+        struct swapin_job job;
+        struct collapse_job cj = cjob(NULL);
+
+        (void)state;
+        proc_4242();
+        proc_5151();
+        job_of(&job);
+        /* 5151 gone after 0 checks (smaps), 1 (pagemap), 2 (just before the write fault). */
+        for (int left = 0; left <= 2; left++) {
+                n_calls = n_faults = 0;
+                gone_pidfd = 51;
+                alive_left = left;
+                assert_int_equal(collapse_run(&cj, &job), 0);
+                assert_int_equal(cj.stop, COLLAPSE_DONE);
+                assert_int_equal(cj.collapsed, 2);
+                assert_int_equal(n_faults, 2);
+                assert_int_equal(faults[0], 0x200000);
+                assert_int_equal(faults[1], 0x600000);
+                for (size_t i = 0; i < n_calls; i++)
+                        assert_true(calls[i].len == 0 || calls[i].pidfd == 42);
+        }
+        /* 4242 gone just before its second range's fault: its first one only. */
+        n_calls = n_faults = 0;
+        gone_pidfd = 42;
+        alive_left = 3;
+        assert_int_equal(collapse_run(&cj, &job), 0);
+        assert_int_equal(cj.stop, COLLAPSE_DONE);
+        assert_int_equal(cj.collapsed, 2);
+        assert_int_equal(n_faults, 2);
+        assert_int_equal(faults[1], 0x200000);
+}
+
+/* This process's pagemap entry for the page at addr. */
+static uint64_t own_pagemap(const void *addr)
+{
+        uint64_t e = 0;
+        int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+        assert_true(fd >= 0);
+        assert_int_equal(pread(fd, &e, sizeof(e), (off_t)((uintptr_t)addr / 4096 * sizeof(e))), sizeof(e));
+        close(fd);
+        return e;
+}
+
+/*
+ * The real write fault, on this process: the page keeps every byte, the call says it failed to
+ * copy, and the kernel did take the page for writing. A private page shared with a forked child
+ * is mapped read-only in both (copy on write) and is no longer this process's only; a write
+ * fault gives this process its own copy, which pagemap shows as mapped by it only again.
+ */
 static void test_write_fault_writes_nothing(void **state)
 {
         static unsigned char buf[2 * 4096] __attribute__((aligned(4096)));
         void *guard = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        unsigned char *cow = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uint64_t before, after;
+        int r, status;
+        pid_t child;
 
         (void)state;
         assert_true(guard != MAP_FAILED);
+        assert_true(cow != MAP_FAILED);
         for (size_t i = 0; i < sizeof(buf); i++)
                 buf[i] = (unsigned char)(i * 7 + 3);
         assert_int_equal(collapse_write_fault(getpid(), (uint64_t)(uintptr_t)buf, guard), 0);
         assert_int_equal(collapse_write_fault(getpid(), (uint64_t)(uintptr_t)(buf + 4095), guard), 0);
         for (size_t i = 0; i < sizeof(buf); i++)
                 assert_int_equal(buf[i], (unsigned char)(i * 7 + 3));
+
+        for (size_t i = 0; i < 4096; i++)
+                cow[i] = (unsigned char)(i * 5 + 1);
+        child = fork();
+        assert_true(child >= 0);
+        if (child == 0) {
+                for (;;)
+                        pause(); /* holds the page until killed */
+        }
+        before = own_pagemap(cow);
+        r = collapse_write_fault(getpid(), (uint64_t)(uintptr_t)(cow + 100), guard);
+        after = own_pagemap(cow);
+        kill(child, SIGKILL);
+        assert_int_equal(waitpid(child, &status, 0), child);
+        assert_int_equal(r, 0);
+        assert_true(before & PAGEMAP_PRESENT);
+        assert_false(before & PAGEMAP_EXCLUSIVE);
+        assert_true(after & PAGEMAP_PRESENT);
+        assert_true(after & PAGEMAP_EXCLUSIVE);
+        for (size_t i = 0; i < 4096; i++)
+                assert_int_equal(cow[i], (unsigned char)(i * 5 + 1));
+
         /* A process that is gone. */
         assert_int_equal(collapse_write_fault(999999999, (uint64_t)(uintptr_t)buf, guard), -ESRCH);
+        munmap(cow, 4096);
         munmap(guard, 4096);
 }
 
@@ -334,7 +474,8 @@ static void test_no_huge_pages(void **state)
         size_t n = 0;
 
         (void)state;
-        ft_puts("/proc/4242/smaps", "10000000-18000000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n");
+        ft_puts("/proc/4242/smaps", "10000000-18000000 rw-p 00000000 00:00 0 \nTHPeligible: 1\n"
+                "VmFlags: rd wr mr mw me ac\n");
         for (unsigned i = 0; i < 20; i++) {
                 put_range("/proc/4242/pagemap", 0x10000000ULL + i * MB2, 1);
                 pages[n++] = pg(0, 0x10000000ULL + i * MB2, 0, i, 1);
@@ -375,6 +516,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_thp_mode, ft_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_which_ranges, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_not_writable, setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_gone, setup, ft_teardown),
                 cmocka_unit_test(test_write_fault_writes_nothing),
                 cmocka_unit_test_setup_teardown(test_unsupported, setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_floor, setup, ft_teardown),

@@ -145,7 +145,7 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         int r;
 
         if (util_path(path, sizeof(path), root, c->swapfile) < 0 ||
-            snprintf(fresh, sizeof(fresh), "%s.thaw-new", path) >= (int)sizeof(fresh))
+            snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) >= (int)sizeof(fresh))
                 return CMD_FAILED;
         if (s->active && !*root && swapoff(path) < 0) {
                 log_msg(LOG_ERR, "cannot swapoff %s to grow it (%s): it stays as it is", path, strerror(errno));
@@ -179,25 +179,36 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         return settle(root, initramfs, path);
 }
 
+static int remove_leftover(const char *path, const char *what)
+{
+        if (unlink(path) < 0 && errno != ENOENT) {
+                int r = -errno;
+
+                log_msg(LOG_ERR, "cannot remove %s, %s (%s): nothing changed", path, what, strerror(-r));
+                return r;
+        }
+        log_msg(LOG_NOTICE, "removed %s, %s", path, what);
+        return 0;
+}
+
 static enum cmd_status first(const char *root, const struct provconf *c, const struct provplan *p,
                              bool initramfs)
 {
         struct cmd_setup_req req = { .root = root, .key = c->key, .name = c->name };
-        char path[PATH_MAX], mapper[DM_MAPPER_PATH_MAX];
+        char path[PATH_MAX], fresh[PATH_MAX + 16], mapper[DM_MAPPER_PATH_MAX];
         enum cmd_status st;
 
         if (*c->swapfile) {
-                if (util_path(path, sizeof(path), root, c->swapfile) < 0)
+                if (util_path(path, sizeof(path), root, c->swapfile) < 0 ||
+                    snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) >= (int)sizeof(fresh))
                         return CMD_FAILED;
-                if (p->replace_leftover) {
-                        if (unlink(path) < 0) {
-                                log_msg(LOG_ERR, "cannot remove %s, which a stopped setup left (%s)", path,
-                                        strerror(errno));
-                                return CMD_FAILED;
-                        }
-                        log_msg(LOG_NOTICE, "removed %s, which a stopped setup left", path);
-                }
-                req.swapfile = path;
+                if (p->remove_fresh && remove_leftover(fresh, "which a stopped setup left") < 0)
+                        return CMD_FAILED;
+                if (p->replace_leftover && remove_leftover(path, "a plain swap file with no image") < 0)
+                        return CMD_FAILED;
+                /* Made under fresh, renamed to path when complete (see cmd_setup_run()). */
+                req.swapfile = fresh;
+                req.rename_to = path;
                 req.size = p->want;
                 req.unlock = *c->unlock ? c->unlock : NULL;
                 req.name = NULL;

@@ -121,20 +121,30 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                 if (s->active)
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s is active swap not set up by thaw: swapoff it "
                                     "and remove it, or name another swapfile=", f);
-                if (!s->kind_known || (s->kind != SWSUSP_SWAP && !s->blank))
+                /*
+                 * Only a file whose first page says plain swap is replaced: inactive swap with no
+                 * image holds nothing anyone keeps (it is what a power cut after the rename into
+                 * place, before thaw.conf, leaves). A zero first page is no sign of ours: a disk
+                 * image or a database can start so. Anything else is left alone.
+                 */
+                if (!s->regular || !s->kind_known || s->kind != SWSUSP_SWAP)
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s exists and is not swap: thaw provision does not "
                                     "remove it; name another swapfile=", f);
-                /* A plain or blank swap file and no thaw.conf: what a power cut in thaw setup leaves. */
                 p->replace_leftover = true;
                 room = room > UINT64_MAX - s->bytes ? UINT64_MAX : room + s->bytes;
         }
+        if (s->fresh && !s->fresh_regular)
+                return plan(p, PROVPLAN_REFUSE_OTHER, "%s" PROVPLAN_FRESH " exists and is not a regular file: "
+                            "thaw provision makes the swap file under that name; remove it", f);
+        p->remove_fresh = s->fresh;
         if (room < p->want + PROVPLAN_SPARE_BYTES)
                 return plan(p, PROVPLAN_REFUSE_ROOM, "the size rule asks for %" PRIu64 " MiB of swap in %s, but "
                             "its file system has %" PRIu64 " MiB free (%" PRIu64 " MiB of it left free): grow the "
                             "root or change size=", MIB(p->want), f, MIB(room), MIB(PROVPLAN_SPARE_BYTES));
-        return plan(p, PROVPLAN_FIRST, "make %s with %" PRIu64 " MiB%s, enroll key=%s in the root's LUKS2 "
-                    "container", f, MIB(p->want), p->replace_leftover ? " (replacing the swap file a stopped "
-                    "setup left)" : "", c->key);
+        return plan(p, PROVPLAN_FIRST, "make %s with %" PRIu64 " MiB%s%s, enroll key=%s in the root's LUKS2 "
+                    "container", f, MIB(p->want), p->replace_leftover ? " (replacing the plain swap file there, "
+                    "which holds no image)" : "", p->remove_fresh ? " (removing the " PROVPLAN_FRESH " file a "
+                    "stopped setup left)" : "", c->key);
 }
 
 static int decide_device(const struct provconf *c, const struct provstate *s, struct provplan *p)
@@ -242,7 +252,7 @@ static void observe_page(const char *path, struct provstate *s)
 
 static void observe_swapfile(const char *root, const struct provconf *c, struct provstate *s)
 {
-        char path[PATH_MAX], dir[PATH_MAX], *slash;
+        char path[PATH_MAX], dir[PATH_MAX], fresh[PATH_MAX + 16], *slash;
         struct swapfile_layout l;
         struct power_swap sw;
         struct statvfs vfs;
@@ -250,8 +260,15 @@ static void observe_swapfile(const char *root, const struct provconf *c, struct 
 
         if (util_path(path, sizeof(path), root, c->swapfile) < 0)
                 return;
+        if (snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) < (int)sizeof(fresh) &&
+            lstat(fresh, &st) == 0) {
+                s->fresh = true;
+                s->fresh_regular = S_ISREG(st.st_mode);
+                s->fresh_bytes = s->fresh_regular ? (uint64_t)st.st_blocks * 512 : 0;
+        }
         if (lstat(path, &st) == 0) {
                 s->exists = true;
+                s->regular = S_ISREG(st.st_mode);
                 s->bytes = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
                 if (S_ISREG(st.st_mode))
                         observe_page(path, s);

@@ -102,7 +102,11 @@ prov 0 "no swap file yet: first setup planned" "first setup: make /swapfile with
     --dry-run
 [ ! -e "$root/swapfile" ] && [ ! -e "$root/etc/thaw/thaw.conf" ]
 result $? "--dry-run makes nothing"
+# What a power cut in an earlier first setup left: the temporary name, removed.
+fallocate -l 1M "$root/swapfile.thaw-new"
 prov 0 "the first setup is carried out" "with --root: no initramfs is built"
+[ ! -e "$root/swapfile.thaw-new" ] && grep -qF "removed $root/swapfile.thaw-new" "$tmp/err"
+result $? "it removed the .thaw-new file a stopped setup left, and made the swap file under that name"
 [ "$(stat -c %s "$root/swapfile" 2> /dev/null)" = 16777216 ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
 result $? "it made a 16 MiB swap file and thaw.conf"
 cryptsetup open --test-passphrase --key-file "$root/key" "$root/dev/vdb" 2> "$tmp/err"
@@ -151,5 +155,12 @@ echo "precious" > "$root/swapfile"
 prov 1 "a file that is not swap at swapfile=: refused" "/swapfile exists and is not swap"
 [ "$(cat "$root/swapfile")" = precious ]
 result $? "and left as it was"
+# A file whose first page is zero (a disk image, a database) and no thaw.conf: never taken for a
+# setup's leftover.
+{ head -c 4096 /dev/zero; echo "data after a zero header"; } > "$root/swapfile"
+sha=$(sha256sum < "$root/swapfile")
+prov 1 "a file with a zero first page at swapfile=: refused" "/swapfile exists and is not swap"
+[ "$(sha256sum < "$root/swapfile")" = "$sha" ]
+result $? "and left byte for byte as it was"
 
 finish

@@ -89,18 +89,28 @@ static void test_provplan_swapfile(void **state)
         s.room = 4600 * MIB;
         p = decide(&c, &s);
         says(&p, PROVPLAN_REFUSE_ROOM, "asks for 4506 MiB of swap in /swapfile, but its file system has 4600 MiB");
-        /* A power cut in the first setup left the file (plain swap, or blank), no thaw.conf. */
+        /* A power cut in the first setup left PATH.thaw-new, no thaw.conf: that name goes. */
         s = machine();
-        s.exists = true;
+        s.fresh = s.fresh_regular = true;
+        p = decide(&c, &s);
+        says(&p, PROVPLAN_FIRST, "removing the .thaw-new file a stopped setup left");
+        assert_true(p.remove_fresh && !p.replace_leftover);
+        s.fresh_regular = false;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, ".thaw-new exists and is not a regular file");
+        /* Plain swap at PATH (no image, not active) and no thaw.conf: replaced. */
+        s = machine();
+        s.exists = s.regular = true;
         s.bytes = 4506 * MIB;
         s.kind_known = true;
         s.kind = SWSUSP_SWAP;
         p = decide(&c, &s);
-        says(&p, PROVPLAN_FIRST, "replacing the swap file a stopped setup left");
+        says(&p, PROVPLAN_FIRST, "replacing the plain swap file there");
         assert_true(p.replace_leftover);
+        /* A first page of zeros is no sign of thaw's: a disk image, a database can start so. */
         s.kind = SWSUSP_OTHER;
         s.blank = true;
-        assert_true(decide(&c, &s).replace_leftover);
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile exists and is not swap");
+        assert_false(p.replace_leftover);
         /* Anything else there is never removed. */
         s.blank = false;
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile exists and is not swap");

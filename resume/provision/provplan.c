@@ -77,6 +77,11 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
         uint64_t room = s->room;
 
         p->have = s->exists ? s->bytes : 0;
+        /* Whoever can write a directory on the path can put another file, a link, in its place. */
+        if (*s->unsafe_dir)
+                return plan(p, PROVPLAN_REFUSE_OTHER, "%s: %s is not a root-owned directory that only root can "
+                            "write, so anyone who can write it could put another file in the swap file's place: "
+                            "chown root and chmod go-w it, or name another swapfile=", f, s->unsafe_dir);
         if (s->configured) {
                 if (s->conf_offset == 0)
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s names a swap device (%s), provision.conf a "
@@ -86,6 +91,11 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s names a swap file (offset=%" PRIu64 ") but %s "
                                     "is missing: remove %s to set it up again", ARGS_CONF_PATH, s->conf_offset, f,
                                     ARGS_CONF_PATH);
+                /* Only thaw's swap file is ever grown or repointed: not a link, a device, or data. */
+                if (!s->regular)
+                        return plan(p, PROVPLAN_REFUSE_OTHER, "%s is not a regular file (a symbolic link, a "
+                                    "device?): thaw provision changes only the swap file it made; name that file",
+                                    f);
                 if (s->kind_known && s->kind == SWSUSP_IMAGE)
                         return s->bytes >= p->want ?
                                 plan(p, PROVPLAN_NOTHING, "%s (%" PRIu64 " MiB) holds a hibernation image and is "
@@ -94,6 +104,10 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                                      " MiB the size rule asks for, but holds a hibernation image: not touched "
                                      "(it grows at a boot after the image is resumed or given up)", f,
                                      MIB(s->bytes), MIB(p->want));
+                if (!s->kind_known || s->kind != SWSUSP_SWAP)
+                        return plan(p, PROVPLAN_REFUSE_OTHER, "%s is not swap (its first page has no swap "
+                                    "signature): not thaw's swap file, never grown or written over; check "
+                                    "swapfile= and %s", f, ARGS_CONF_PATH);
                 /* A grow cut short between the new file and thaw.conf: the file is the truth. */
                 if (s->offset_known && s->file_offset != s->conf_offset) {
                         p->offset = s->file_offset;
@@ -250,6 +264,30 @@ static void observe_page(const char *path, struct provstate *s)
                 s->blank = page[i] == 0;
 }
 
+/* The first directory on path's way up to root (included) that is not root-owned and closed to others. */
+static void observe_dirs(const char *root, const char *path, struct provstate *s)
+{
+        char dir[PATH_MAX], *slash;
+        size_t stop = strlen(root);
+        struct stat st;
+
+        if (util_copy(dir, sizeof(dir), path) < 0)
+                return;
+        while ((slash = strrchr(dir, '/'))) {
+                slash[slash == dir] = '\0';
+                if (strlen(dir) < stop || lstat(dir, &st) < 0)
+                        return;
+                /* geteuid(): the tests' fixture roots belong to whoever runs them; thaw runs as root. */
+                if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+                    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                        snprintf(s->unsafe_dir, sizeof(s->unsafe_dir), "%s", dir[stop] ? dir + stop : "/");
+                        return;
+                }
+                if (slash == dir)
+                        return;
+        }
+}
+
 static void observe_swapfile(const char *root, const struct provconf *c, struct provstate *s)
 {
         char path[PATH_MAX], dir[PATH_MAX], fresh[PATH_MAX + 16], *slash;
@@ -260,6 +298,7 @@ static void observe_swapfile(const char *root, const struct provconf *c, struct 
 
         if (util_path(path, sizeof(path), root, c->swapfile) < 0)
                 return;
+        observe_dirs(root, path, s);
         if (snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) < (int)sizeof(fresh) &&
             lstat(fresh, &st) == 0) {
                 s->fresh = true;

@@ -30,6 +30,7 @@ struct provstate {
         uint64_t file_offset;           /* its first page on the device (resume_offset=) */
         bool blank;                     /* that page is all zero */
         bool regular;                   /* a swap file: lstat() says a regular file (no link, no device) */
+        char unsafe_dir[128];           /* a swap file: a directory on its path others can write, "" if none */
         bool fresh;                     /* a swap file: PATH.thaw-new is there (a stopped setup or grow) */
         bool fresh_regular;             /* ... and is a regular file */
         uint64_t fresh_bytes;           /* ... the room its allocated blocks take */

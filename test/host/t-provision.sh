@@ -29,6 +29,7 @@ done
 rm -f "$fs/probe"
 root=$fs/root
 mkdir -p "$root/etc/thaw" "$root/dev" "$root/proc"
+chmod 0755 "$fs" "$root" # thaw provision refuses a swap file in a directory others can write
 : > "$root/proc/swaps"
 head -c 32 /dev/urandom > "$root/installkey"
 head -c 32 /dev/urandom > "$root/key"
@@ -148,6 +149,31 @@ result $? "32 MiB of swap now, thaw.conf's offset= follows it ($offset), its oth
 sed -i "s/^offset=.*/offset=12345/" "$root/etc/thaw/thaw.conf"
 prov 0 "thaw.conf's offset= not where the file starts: corrected" "wrote offset=$offset"
 prov 0 "then nothing to change" "nothing to change"
+
+# Set up, and more memory, but at the path a link or a file that is not swap: never grown over.
+mem 64
+mv "$root/swapfile" "$root/swapfile.real"
+echo "precious" > "$root/target"
+ln -s /target "$root/swapfile"
+prov 1 "a symbolic link at swapfile=: refused" "/swapfile is not a regular file (a symbolic link"
+[ "$(cat "$root/target")" = precious ] && [ -L "$root/swapfile" ] && [ ! -e "$root/swapfile.thaw-new" ]
+result $? "neither the link nor what it points at is touched"
+rm "$root/swapfile"
+{ echo "precious"; head -c 8192 /dev/zero; } > "$root/swapfile"
+sha=$(sha256sum < "$root/swapfile")
+prov 1 "a file that is not swap where thaw.conf's swap file was: refused" "/swapfile is not swap"
+[ "$(sha256sum < "$root/swapfile")" = "$sha" ] && [ ! -e "$root/swapfile.thaw-new" ]
+result $? "and not grown over"
+mv "$root/swapfile.real" "$root/swapfile"
+# A directory on the path that others can write: refused.
+mkdir -m 0777 "$root/open"
+conf "swapfile=/open/swapfile" "key=keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+prov 1 "a swap file in a directory others can write: refused" \
+    "/open/swapfile: /open is not a root-owned directory that only root can write" --dry-run
+rmdir "$root/open"
+conf "swapfile=/swapfile" "key=keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+mem 32
+prov 0 "back to thaw's swap file: nothing to change" "nothing to change"
 
 # A file at the path that is not swap, and no thaw.conf: never removed.
 rm "$root/etc/thaw/thaw.conf"

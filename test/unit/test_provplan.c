@@ -5,6 +5,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "faketree.h"
@@ -128,11 +131,32 @@ static void test_provplan_swapfile(void **state)
         set = machine();
         set.configured = true;
         set.conf_offset = 34816;
-        set.exists = true;
+        set.exists = set.regular = true;
         set.bytes = 4506 * MIB;
         set.kind_known = true;
         set.kind = SWSUSP_SWAP;
         says((p = decide(&c, &set), &p), PROVPLAN_NOTHING, "/swapfile has 4506 MiB, the size rule asks for 4506 MiB");
+        /* Only thaw's swap file is grown or repointed: not a link, not a file that is not swap. */
+        s = set;
+        s.mem_total_kib = 8 * 1024 * 1024;
+        s.regular = false;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not a regular file");
+        s.regular = true;
+        s.kind = SWSUSP_OTHER;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not swap");
+        s.offset_known = true;
+        s.file_offset = 1;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not swap");
+        s.kind_known = false;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not swap");
+        /* A directory on the path others can write: refused, whatever else is there. */
+        s = set;
+        snprintf(s.unsafe_dir, sizeof(s.unsafe_dir), "/var/swap");
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/var/swap is not a root-owned directory");
+        s = machine();
+        snprintf(s.unsafe_dir, sizeof(s.unsafe_dir), "/");
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile: / is not a root-owned directory");
+        p = decide(&c, &set);
         assert_int_equal(p.have, 4506 * MIB);
         /* Started with less memory: never shrunk. */
         s = set;
@@ -225,6 +249,7 @@ static void test_provplan_observe(void **state)
         struct provconf c = swapfile_conf();
         struct provstate s;
         uint8_t page[4096] = { 0 };
+        char path[PATH_MAX];
 
         (void)state;
         assert_int_equal(provplan_observe(ft_root, &c, &s), -ENOENT); /* no meminfo */
@@ -238,8 +263,31 @@ static void test_provplan_observe(void **state)
         /* A blank file (a power cut right after it was allocated). */
         ft_put("/swapfile", page, sizeof(page));
         assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
-        assert_true(s.exists && s.kind_known && s.blank && !s.active);
+        assert_true(s.exists && s.regular && s.kind_known && s.blank && !s.active);
         assert_int_equal(s.bytes, 4096);
+        assert_string_equal(s.unsafe_dir, "");
+        /* A directory on the path that group or others can write. */
+        snprintf(c.swapfile, sizeof(c.swapfile), "/var/swap/swapfile");
+        ft_put("/var/swap/swapfile", page, sizeof(page));
+        ft_abs(path, sizeof(path), "/var");
+        assert_int_equal(chmod(path, 0775), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_string_equal(s.unsafe_dir, "/var");
+        assert_int_equal(chmod(path, 0755), 0);
+        ft_abs(path, sizeof(path), "/var/swap");
+        assert_int_equal(chmod(path, 01777), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_string_equal(s.unsafe_dir, "/var/swap");
+        assert_int_equal(chmod(path, 0700), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_string_equal(s.unsafe_dir, "");
+        /* A symbolic link at the path: not a regular file. */
+        ft_abs(path, sizeof(path), "/var/swap/swapfile");
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(symlink("/swapfile", path), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_true(s.exists && !s.regular && !s.kind_known);
+        c = swapfile_conf();
         /* A hibernation image's header page. */
         memcpy(page + 4076, "SWAPSPACE2", 10);
         memcpy(page + 4086, "S1SUSPEND", 10);

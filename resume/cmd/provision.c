@@ -192,7 +192,7 @@ static int remove_leftover(const char *path, const char *what)
 }
 
 static enum cmd_status first(const char *root, const struct provconf *c, const struct provplan *p,
-                             bool initramfs)
+                             const struct provstate *s, bool initramfs)
 {
         struct cmd_setup_req req = { .root = root, .key = c->key, .name = c->name };
         char path[PATH_MAX], fresh[PATH_MAX + 16], mapper[DM_MAPPER_PATH_MAX];
@@ -213,7 +213,7 @@ static enum cmd_status first(const char *root, const struct provconf *c, const s
                 req.unlock = *c->unlock ? c->unlock : NULL;
                 req.name = NULL;
         } else
-                req.device = c->device;
+                req.device = s->device; /* resolved once, in provplan_observe() */
         st = cmd_setup_run(&req);
         if (st != CMD_OK)
                 return st;
@@ -313,7 +313,7 @@ enum cmd_status cmd_provision(int argc, char **argv)
         if (dry_run)
                 return CMD_OK;
         if (p.action == PROVPLAN_FIRST)
-                return first(root, &c, &p, initramfs);
+                return first(root, &c, &p, &s, initramfs);
         if (p.action == PROVPLAN_GROW)
                 return grow(root, &c, &p, &s, initramfs);
         r = rewrite_offset(root, p.offset);

@@ -163,7 +163,7 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
 
 static int decide_device(const struct provconf *c, const struct provstate *s, struct provplan *p)
 {
-        const char *d = c->device;
+        const char *d = c->device, *shown = *s->device ? s->device + s->device_root : d;
         uint64_t usable = s->bytes > PROVPLAN_LUKS_BYTES ? s->bytes - PROVPLAN_LUKS_BYTES : 0;
         char uuid[ARGS_DEVICE_MAX];
 
@@ -199,9 +199,10 @@ static int decide_device(const struct provconf *c, const struct provstate *s, st
                 return plan(p, PROVPLAN_REFUSE_ROOM, "%s gives %" PRIu64 " MiB of swap, the size rule asks for %"
                             PRIu64 " MiB: make the partition larger in the image, or change size=", d,
                             MIB(usable), MIB(p->want));
-        return plan(p, PROVPLAN_FIRST, "format %s as LUKS2 swap (%" PRIu64 " MiB; the size rule asks for %"
-                    PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s", d, MIB(usable), MIB(p->want),
-                    c->name, c->key);
+        return plan(p, PROVPLAN_FIRST, "format %s%s%s%s as LUKS2 swap (%" PRIu64 " MiB; the size rule asks "
+                    "for %" PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s", shown, strcmp(shown, d) ?
+                    " (" : "", strcmp(shown, d) ? d : "", strcmp(shown, d) ? ")" : "", MIB(usable),
+                    MIB(p->want), c->name, c->key);
 }
 
 int provplan_decide(const struct provconf *c, const struct provstate *s, struct provplan *out)
@@ -327,12 +328,17 @@ static void observe_swapfile(const char *root, const struct provconf *c, struct 
 
 static void observe_device(const char *root, const struct provconf *c, struct provstate *s)
 {
-        char dev[PATH_MAX], mapper[DM_MAPPER_PATH_MAX], mpath[PATH_MAX];
+        char mapper[DM_MAPPER_PATH_MAX], mpath[PATH_MAX], *dev = s->device;
+        size_t rlen = strlen(root);
         off_t end;
         int fd;
 
-        if (devspec_resolve(root, c->device, dev, sizeof(dev)) < 0)
+        /* Resolved once: the first setup formats this path, not the spec looked up again. */
+        if (devspec_resolve(root, c->device, s->device, sizeof(s->device)) < 0) {
+                s->device[0] = '\0';
                 return;
+        }
+        s->device_root = strncmp(s->device, root, rlen) == 0 && s->device[rlen] == '/' ? rlen : 0;
         fd = open(dev, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return;

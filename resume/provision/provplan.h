@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What thaw provision would change: the size rule against this machine's memory, the swap as it is. */
 #pragma once
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +36,8 @@ struct provstate {
         bool fresh_regular;             /* ... and is a regular file */
         uint64_t fresh_bytes;           /* ... the room its allocated blocks take */
         bool active;                    /* a swap file: it is active swap (ROOT/proc/swaps) */
+        char device[PATH_MAX];          /* a partition: device= resolved once (under root), "" if not there */
+        size_t device_root;             /* ... the length of its root prefix: device + device_root is shown */
         char in_use[256];               /* a partition: why it is in use (devcheck_in_use()), "" if not */
         char luks_uuid[64];             /* a partition: the LUKS2 UUID on it, "" if it is not LUKS2 */
         char signature[64];             /* a partition: another signature on it (blkid), "" if none */

@@ -73,6 +73,17 @@ prov 0 "a blank partition, no thaw.conf: first setup" \
     "first setup: format /dev/vdb as LUKS2 swap (80 MiB; the size rule asks for 64 MiB)" --dry-run
 [ "$(sums)" = "$before" ]
 result $? "--dry-run changes nothing"
+# A tag: resolved once, and what the setup is given is the device it names.
+mkdir -p "$root/dev/disk/by-partlabel"
+ln -s ../../vdb "$root/dev/disk/by-partlabel/swap"
+conf "device=PARTLABEL=swap" "key=keyfile:/nokey" "size=ram"
+prov 0 "device=PARTLABEL=swap: the plan names the partition it resolves to" \
+    "first setup: format /dev/vdb (PARTLABEL=swap) as LUKS2 swap (80 MiB" --dry-run
+prov 1 "device=PARTLABEL=swap: the setup gets /dev/vdb, and stops at the missing key before writing" \
+    "keyfile:/nokey"
+! grep -qF "PARTLABEL=swap" "$tmp/err" && [ "$(sums)" = "$before" ]
+result $? "the setup was never given the unresolved spec, and nothing was written"
+conf "device=/dev/vdb" "key=keyfile:/key" "size=ram"
 mem 100
 prov 1 "a partition smaller than the size rule: refused" \
     "refused: no room: /dev/vdb gives 80 MiB of swap, the size rule asks for 100 MiB" --dry-run

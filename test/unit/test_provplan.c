@@ -210,6 +210,11 @@ static void test_provplan_device(void **state)
         s.bytes = 4096 * MIB + PROVPLAN_LUKS_BYTES;
         says((p = decide(&c, &s), &p), PROVPLAN_FIRST, "format PARTLABEL=swap as LUKS2 swap (4096 MiB; the size "
                                                        "rule asks for 4096 MiB), open it as /dev/mapper/thaw-swap");
+        /* The spec resolved once under the root: the plan names what is formatted. */
+        snprintf(s.device, sizeof(s.device), "/r/dev/vdb");
+        s.device_root = 2;
+        says((p = decide(&c, &s), &p), PROVPLAN_FIRST, "format /dev/vdb (PARTLABEL=swap) as LUKS2 swap");
+        s.device[0] = '\0';
         /* Never formatted over something. */
         snprintf(s.signature, sizeof(s.signature), "ext4");
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "holds ext4 and /etc/thaw/thaw.conf is missing");

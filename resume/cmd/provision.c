@@ -67,26 +67,95 @@ static int rebuild_initramfs(void)
         return 0;
 }
 
-/* After a change: the initramfs, everything on disk before anyone may hibernate, the swap on. */
-static enum cmd_status settle(const char *root, bool initramfs, const char *swap)
+static int sync_dir_of(const char *path)
+{
+        char dir[PATH_MAX], *slash;
+        int fd, r = 0;
+
+        if (util_copy(dir, sizeof(dir), path) < 0 || !(slash = strrchr(dir, '/')))
+                return -EINVAL;
+        slash[slash == dir] = '\0';
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) < 0)
+                r = -errno;
+        if (fd >= 0)
+                close(fd);
+        return r;
+}
+
+/*
+ * Before thaw.conf changes: ARGS_STALE_PATH, on disk. Whatever stops the rebuild after (dracut
+ * failing, a power cut, --no-initramfs), the next boot's plan rebuilds it, and thaw hibernate
+ * refuses until then: an image the next boot's initramfs cannot find would be a session lost.
+ */
+static int mark_stale(const char *root)
+{
+        char path[PATH_MAX];
+        int r = util_path(path, sizeof(path), root, ARGS_STALE_PATH);
+
+        if (r == 0)
+                r = util_write_file(path, "thaw.conf changed; the initramfs not rebuilt since\n", 0644);
+        if (r == 0)
+                r = sync_dir_of(path);
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot write %s (%s): nothing changed", path, strerror(-r));
+        return r;
+}
+
+static void clear_stale(void)
+{
+        if (unlink(ARGS_STALE_PATH) < 0 && errno != ENOENT)
+                log_msg(LOG_WARNING, "cannot remove %s (%s): thaw hibernate refuses until it is removed",
+                        ARGS_STALE_PATH, strerror(errno));
+        else
+                (void)sync_dir_of(ARGS_STALE_PATH);
+}
+
+/*
+ * The running kernel's initramfs, rebuilt when p asks (the marker removed after). Only that one:
+ * an image can be resumed only by the kernel that made it. CMD_FAILED if dracut failed.
+ */
+static enum cmd_status initramfs_step(const char *root, bool initramfs, bool wanted)
 {
         int r;
 
+        if (!wanted)
+                return CMD_OK;
+        if (*root) {
+                log_msg(LOG_NOTICE, "with --root: no initramfs is built; %s stays", ARGS_STALE_PATH);
+                return CMD_OK;
+        }
+        if (!initramfs) {
+                log_msg(LOG_WARNING, "--no-initramfs: the initramfs does not carry the current %s; %s stays, "
+                        "thaw hibernate refuses, and the next thaw provision rebuilds it", ARGS_CONF_PATH,
+                        ARGS_STALE_PATH);
+                return CMD_OK;
+        }
+        r = rebuild_initramfs();
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot rebuild the initramfs with %s --force (%s): the next boot does not "
+                        "know thaw's swap and will not resume; thaw hibernate refuses until the next thaw "
+                        "provision rebuilds it", DRACUT, r == -ENOENT ? "dracut is not installed" :
+                        strerror(-r));
+                sync();
+                return CMD_FAILED;
+        }
+        sync();
+        clear_stale();
+        log_msg(LOG_NOTICE, "rebuilt the running kernel's initramfs (%s --force): it carries the current "
+                "thaw.conf", DRACUT);
+        return CMD_OK;
+}
+
+/* After a change: the initramfs, everything on disk before anyone may hibernate, the swap on. */
+static enum cmd_status settle(const char *root, bool initramfs, const char *swap)
+{
         if (*root) {
                 log_msg(LOG_NOTICE, "with --root: no initramfs is built and %s is not turned on", swap);
                 return CMD_OK;
         }
-        if (initramfs) {
-                r = rebuild_initramfs();
-                if (r < 0) {
-                        log_msg(LOG_ERR, "cannot rebuild the initramfs with %s --force (%s): the next boot "
-                                "does not know thaw's swap and will not resume; run it by hand", DRACUT,
-                                r == -ENOENT ? "dracut is not installed" : strerror(-r));
-                        sync();
-                        return CMD_FAILED;
-                }
-                log_msg(LOG_NOTICE, "rebuilt the initramfs (%s --force): it carries the new thaw.conf", DRACUT);
-        }
+        if (initramfs_step(root, initramfs, true) != CMD_OK)
+                return CMD_FAILED;
         sync();
         if (swapon(swap, SWAP_FLAG_PREFER | (PROVISION_PRIORITY << SWAP_FLAG_PRIO_SHIFT)) < 0 && errno != EBUSY) {
                 log_msg(LOG_ERR, "cannot turn on %s as swap (%s)", swap, strerror(errno));
@@ -262,6 +331,7 @@ enum cmd_status cmd_provision(int argc, char **argv)
         struct provconf c;
         struct provstate s;
         struct provplan p;
+        enum cmd_status st;
         int64_t t0 = clock_now_ms();
         int ch, r;
 
@@ -297,11 +367,17 @@ enum cmd_status cmd_provision(int argc, char **argv)
                 return CMD_FAILED;
         }
         printf("%s: %s\n", provplan_action_name(p.action), p.why);
+        if (p.rebuild_initramfs && !initramfs)
+                printf("initramfs: not rebuilt (--no-initramfs): %s stays, and thaw hibernate refuses until "
+                       "a thaw provision without it, or dracut --force, rebuilds it\n", ARGS_STALE_PATH);
         fflush(stdout);
         switch (p.action) {
         case PROVPLAN_NOTHING:
                 log_msg(LOG_INFO, "nothing to change (%" PRId64 " ms)", clock_now_ms() - t0);
-                return dry_run ? CMD_OK : ensure_on(root, &c, &s);
+                if (dry_run)
+                        return CMD_OK;
+                st = initramfs_step(root, initramfs, p.rebuild_initramfs);
+                return st != CMD_OK ? st : ensure_on(root, &c, &s);
         case PROVPLAN_FIRST:
         case PROVPLAN_GROW:
         case PROVPLAN_REPOINT:
@@ -312,6 +388,8 @@ enum cmd_status cmd_provision(int argc, char **argv)
         }
         if (dry_run)
                 return CMD_OK;
+        if (mark_stale(root) < 0)
+                return CMD_FAILED;
         if (p.action == PROVPLAN_FIRST)
                 return first(root, &c, &p, &s, initramfs);
         if (p.action == PROVPLAN_GROW)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "system/handoff.h"
 #include "system/power.h"
 #include "system/swapfile.h"
@@ -154,6 +155,19 @@ static int check_config(const struct thaw_args *a, struct hibcheck *h)
         return failed;
 }
 
+/* thaw provision changed thaw.conf and the initramfs was not rebuilt since: the next boot uses the old one. */
+static int check_initramfs(const char *root, struct hibcheck *h)
+{
+        char path[4096];
+
+        if (util_path(path, sizeof(path), root, ARGS_STALE_PATH) < 0 || !util_exists(path))
+                return 0;
+        problem(h, "the initramfs does not carry the current %s yet (%s is there): the next boot would "
+                "not find the image; run thaw provision, or dracut --force and then remove %s",
+                ARGS_CONF_PATH, ARGS_STALE_PATH, ARGS_STALE_PATH);
+        return 1;
+}
+
 int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, struct hibcheck *out)
 {
         struct hibcheck h = { 0 };
@@ -161,6 +175,7 @@ int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, 
         int failed, r;
 
         failed = check_config(a, &h);
+        failed += check_initramfs(root, &h);
         r = check_swap(root, a->name, a->offset, &h);
         failed += r;
         if (r == 0) {

@@ -24,7 +24,8 @@ struct hibcheck {
 
 /*
  * Check that the next boot's thaw resume would resume (a: the settings it reads, from thaw.conf and
- * this boot's command line: not disabled, no noresume, a device and a key source), that
+ * this boot's command line: not disabled, no noresume, a device and a key source; no ARGS_STALE_PATH,
+ * so the initramfs carries the current thaw.conf), that
  * /dev/mapper/a->name is an active mapping and active swap with room for the image (with
  * a->offset: an active swap file on it whose first block is that page), that
  * no other active swap but zram has a priority as high as its own (power_swap_rival()), that

@@ -216,6 +216,16 @@ int provplan_decide(const struct provconf *c, const struct provstate *s, struct 
                 decide_swapfile(c, s, &p);
         else
                 decide_device(c, s, &p);
+        /* A change to thaw.conf counts only once the initramfs carries it (ARGS_STALE_PATH). */
+        if (p.action == PROVPLAN_FIRST || p.action == PROVPLAN_GROW || p.action == PROVPLAN_REPOINT)
+                p.rebuild_initramfs = true;
+        if (p.action == PROVPLAN_NOTHING && s->initramfs_stale) {
+                size_t n = strlen(p.why);
+
+                p.rebuild_initramfs = true;
+                snprintf(p.why + n, sizeof(p.why) - n, "; but the initramfs does not carry %s yet (%s): "
+                         "rebuild it", ARGS_CONF_PATH, ARGS_STALE_PATH);
+        }
         *out = p;
         return 0;
 }
@@ -362,12 +372,15 @@ int provplan_observe(const char *root, const struct provconf *c, struct provstat
 {
         struct provstate s = { 0 };
         struct power_meminfo m;
+        char stale[PATH_MAX];
         int r = power_meminfo(root, &m);
 
         if (r < 0)
                 return r;
         s.mem_total_kib = m.mem_total_kib;
         observe_conf(root, &s);
+        if (util_path(stale, sizeof(stale), root, ARGS_STALE_PATH) == 0)
+                s.initramfs_stale = util_exists(stale) == 1;
         if (*c->swapfile)
                 observe_swapfile(root, c, &s);
         else

@@ -43,6 +43,7 @@ struct provstate {
         char signature[64];             /* a partition: another signature on it (blkid), "" if none */
         uint64_t room;                  /* a swap file: free bytes on its file system */
         uint64_t mem_total_kib;         /* MemTotal */
+        bool initramfs_stale;           /* ARGS_STALE_PATH is there: a change not in the initramfs yet */
 };
 
 enum provplan_action {
@@ -61,6 +62,7 @@ struct provplan {
         uint64_t have;               /* bytes of swap there are now (0: none) */
         uint64_t offset;             /* REPOINT: the offset= to write */
         bool replace_leftover;       /* FIRST: first remove the plain swap file (no image, not active) at PATH */
+        bool rebuild_initramfs;      /* the initramfs is rebuilt: after a change, or one not carried into it yet */
         bool remove_fresh;           /* FIRST, GROW: first remove PATH.thaw-new, which a power cut left */
         char why[PROVCONF_WHY_MAX];  /* one line: what it does, or why it refuses and what to do */
 };

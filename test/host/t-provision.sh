@@ -128,6 +128,13 @@ offset=$((first * $(stat -f -c %S "$root") / 4096))
 grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf"
 result $? "thaw.conf's offset= is where filefrag says the file starts ($offset)"
 
+[ -f "$root/var/lib/thaw/initramfs-stale" ]
+result $? "thaw.conf changed: /var/lib/thaw/initramfs-stale says the initramfs does not carry it yet"
+prov 0 "while it is there, the plan rebuilds the initramfs" \
+    "but the initramfs does not carry /etc/thaw/thaw.conf yet (/var/lib/thaw/initramfs-stale)" --dry-run
+prov 0 "with --no-initramfs the plan says it stays" "initramfs: not rebuilt (--no-initramfs)" \
+    --dry-run --no-initramfs
+rm "$root/var/lib/thaw/initramfs-stale"
 before=$(sums)
 prov 0 "the next boot: nothing to change" "nothing to change: /swapfile has 16 MiB, the size rule asks for 16 MiB"
 [ "$(sums)" = "$before" ]

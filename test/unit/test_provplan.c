@@ -158,6 +158,12 @@ static void test_provplan_swapfile(void **state)
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile: / is not a root-owned directory");
         p = decide(&c, &set);
         assert_int_equal(p.have, 4506 * MIB);
+        assert_false(p.rebuild_initramfs);
+        /* A change to thaw.conf the initramfs does not carry yet (dracut failed, a power cut, --no-initramfs). */
+        s = set;
+        s.initramfs_stale = true;
+        says((p = decide(&c, &s), &p), PROVPLAN_NOTHING, "but the initramfs does not carry /etc/thaw/thaw.conf yet");
+        assert_true(p.rebuild_initramfs);
         /* Started with less memory: never shrunk. */
         s = set;
         s.mem_total_kib = 2 * 1024 * 1024;
@@ -166,6 +172,7 @@ static void test_provplan_swapfile(void **state)
         s = set;
         s.mem_total_kib = 8 * 1024 * 1024;
         says((p = decide(&c, &s), &p), PROVPLAN_GROW, "/swapfile has 4506 MiB, the size rule asks for 9012 MiB");
+        assert_true(p.rebuild_initramfs);
         /* ...unless an image is on it (a boot that did not resume it)... */
         s.kind = SWSUSP_IMAGE;
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_IMAGE, "holds a hibernation image: not touched");
@@ -302,7 +309,10 @@ static void test_provplan_observe(void **state)
         ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/swapfile file 4 0 -2\n");
         ft_puts("/etc/thaw/thaw.conf", "device=UUID=1234\nkey=tpm2\nname=root\noffset=34816\n");
         assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
-        assert_true(s.configured && s.active);
+        assert_true(s.configured && s.active && !s.initramfs_stale);
+        ft_puts("/var/lib/thaw/initramfs-stale", "");
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_true(s.initramfs_stale);
         assert_int_equal(s.conf_offset, 34816);
         assert_string_equal(s.conf_device, "UUID=1234");
         /* Any thaw.conf, even one that names no key, is never set up over. */

@@ -33,3 +33,9 @@ struct hibcheck {
  * failed checks (0: ready), each described in out->problems.
  */
 int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, struct hibcheck *out);
+/*
+ * Only that thaw's swap (a->name, a->offset) is active swap and no other swap but zram has a
+ * priority as high as its own (the systemd-sleep hook, which cannot refuse). Returns the number of
+ * failed checks (0, 1), described in out->problems.
+ */
+int hibcheck_rival(const char *root, const struct thaw_args *a, struct hibcheck *out);

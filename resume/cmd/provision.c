@@ -205,6 +205,18 @@ static void restore(const char *root, const char *path, bool was_active)
                 log_msg(LOG_WARNING, "cannot turn %s on again (%s)", path, strerror(errno));
 }
 
+static int remove_leftover(const char *path, const char *what)
+{
+        if (unlink(path) < 0 && errno != ENOENT) {
+                int r = -errno;
+
+                log_msg(LOG_ERR, "cannot remove %s, %s (%s): nothing changed", path, what, strerror(-r));
+                return r;
+        }
+        log_msg(LOG_NOTICE, "removed %s, %s", path, what);
+        return 0;
+}
+
 /* Make the swap file again at the new size, beside the old one, then in its place; then thaw.conf. */
 static enum cmd_status grow(const char *root, const struct provconf *c, const struct provplan *p,
                             const struct provstate *s, bool initramfs)
@@ -216,11 +228,13 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         if (util_path(path, sizeof(path), root, c->swapfile) < 0 ||
             snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) >= (int)sizeof(fresh))
                 return CMD_FAILED;
+        /* Its room counted as free in the plan: gone before the new file is made. */
+        if (p->remove_fresh && remove_leftover(fresh, "which a stopped grow left") < 0)
+                return CMD_FAILED;
         if (s->active && !*root && swapoff(path) < 0) {
                 log_msg(LOG_ERR, "cannot swapoff %s to grow it (%s): it stays as it is", path, strerror(errno));
                 return CMD_FAILED;
         }
-        (void)unlink(fresh); /* what a power cut in an earlier grow left */
         r = cmd_setup_make_swapfile(fresh, p->want, &offset);
         if (r < 0) {
                 restore(root, path, s->active);
@@ -246,18 +260,6 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         log_msg(LOG_NOTICE, "grew %s to %" PRIu64 " MiB; %s says offset=%" PRIu64, path, p->want >> 20,
                 ARGS_CONF_PATH, offset);
         return settle(root, initramfs, path);
-}
-
-static int remove_leftover(const char *path, const char *what)
-{
-        if (unlink(path) < 0 && errno != ENOENT) {
-                int r = -errno;
-
-                log_msg(LOG_ERR, "cannot remove %s, %s (%s): nothing changed", path, what, strerror(-r));
-                return r;
-        }
-        log_msg(LOG_NOTICE, "removed %s, %s", path, what);
-        return 0;
 }
 
 static enum cmd_status first(const char *root, const struct provconf *c, const struct provplan *p,

@@ -74,7 +74,9 @@ static int plan(struct provplan *p, enum provplan_action a, const char *fmt, ...
 static int decide_swapfile(const struct provconf *c, const struct provstate *s, struct provplan *p)
 {
         const char *f = c->swapfile;
-        uint64_t room = s->room;
+        char extra[96] = "";
+        /* PATH.thaw-new, which a power cut in a setup or grow left, is removed first: its room is free. */
+        uint64_t room = s->fresh_bytes > UINT64_MAX - s->room ? UINT64_MAX : s->room + s->fresh_bytes;
 
         p->have = s->exists ? s->bytes : 0;
         /* Whoever can write a directory on the path can put another file, a link, in its place. */
@@ -118,6 +120,10 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                 if (s->bytes >= p->want)
                         return plan(p, PROVPLAN_NOTHING, "%s has %" PRIu64 " MiB, the size rule asks for %" PRIu64
                                     " MiB: nothing to change", f, MIB(s->bytes), MIB(p->want));
+                if (s->fresh && !s->fresh_regular)
+                        return plan(p, PROVPLAN_REFUSE_OTHER, "%s" PROVPLAN_FRESH " exists and is not a regular "
+                                    "file: thaw provision makes the new swap file under that name; remove it", f);
+                p->remove_fresh = s->fresh;
                 /* The new file is made beside the old one, which goes only once the new one is in place. */
                 if (room < p->want + PROVPLAN_SPARE_BYTES)
                         return plan(p, PROVPLAN_REFUSE_ROOM, "%s has %" PRIu64 " MiB, the size rule asks for %"
@@ -125,8 +131,11 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                                     "needed, %" PRIu64 " MiB of it left free): grow the root", f, MIB(s->bytes),
                                     MIB(p->want), MIB(room), MIB(p->want + PROVPLAN_SPARE_BYTES),
                                     MIB(PROVPLAN_SPARE_BYTES));
+                if (p->remove_fresh)
+                        snprintf(extra, sizeof(extra), " (first removing the " PROVPLAN_FRESH " file a stopped "
+                                 "grow left, %" PRIu64 " MiB)", MIB(s->fresh_bytes));
                 return plan(p, PROVPLAN_GROW, "%s has %" PRIu64 " MiB, the size rule asks for %" PRIu64 " MiB: "
-                            "make it again at that size", f, MIB(s->bytes), MIB(p->want));
+                            "make it again at that size%s", f, MIB(s->bytes), MIB(p->want), extra);
         }
         if (s->exists) {
                 if (s->kind_known && s->kind == SWSUSP_IMAGE)

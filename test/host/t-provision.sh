@@ -154,8 +154,14 @@ result $? "the swap file with the image is not touched"
 dd if="$tmp/swapfile.plain" of="$root/swapfile" bs=4096 count=1 conv=notrunc 2> /dev/null
 
 # More memory, no image: grown.
+# What a power cut in an earlier grow left: the half-made new file, removed first.
+fallocate -l 3M "$root/swapfile.thaw-new"
 prov 0 "more memory: grow planned" "grow the swap file: /swapfile has 16 MiB, the size rule asks for 32 MiB" --dry-run
+grep -qF "first removing the .thaw-new file a stopped grow left, 3 MiB" "$tmp/out"
+result $? "the plan says the .thaw-new file a stopped grow left is removed first"
 prov 0 "more memory: the swap file is grown" "grew $root/swapfile to 32 MiB"
+grep -qF "removed $root/swapfile.thaw-new, which a stopped grow left" "$tmp/err"
+result $? "it removed that file before making the new one"
 first=$(filefrag -v "$root/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); print $4}')
 offset=$((first * $(stat -f -c %S "$root") / 4096))
 [ "$(stat -c %s "$root/swapfile")" = 33554432 ] && grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf" &&

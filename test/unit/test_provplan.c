@@ -173,6 +173,20 @@ static void test_provplan_swapfile(void **state)
         s.mem_total_kib = 8 * 1024 * 1024;
         says((p = decide(&c, &s), &p), PROVPLAN_GROW, "/swapfile has 4506 MiB, the size rule asks for 9012 MiB");
         assert_true(p.rebuild_initramfs);
+        assert_false(p.remove_fresh);
+        /* A grow a power cut stopped left PATH.thaw-new: removed first, and its room counts as free. */
+        s.room = 9012 * MIB;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_ROOM, "its file system has 9012 MiB free");
+        s.fresh = s.fresh_regular = true;
+        s.fresh_bytes = 4000 * MIB;
+        says((p = decide(&c, &s), &p), PROVPLAN_GROW, "(first removing the .thaw-new file a stopped grow left, "
+                                                      "4000 MiB)");
+        assert_true(p.remove_fresh);
+        s.fresh_regular = false;
+        s.fresh_bytes = 0;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, ".thaw-new exists and is not a regular file");
+        s.fresh = false;
+        s.room = set.room;
         /* ...unless an image is on it (a boot that did not resume it)... */
         s.kind = SWSUSP_IMAGE;
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_IMAGE, "holds a hibernation image: not touched");

@@ -253,8 +253,10 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         }
         r = rewrite_offset(root, offset);
         if (r < 0) {
-                log_msg(LOG_ERR, "%s is %" PRIu64 " MiB now, but writing offset=%" PRIu64 " to %s failed (%s)",
-                        path, p->want >> 20, offset, ARGS_CONF_PATH, strerror(-r));
+                log_msg(LOG_ERR, "%s is %" PRIu64 " MiB now, but writing offset=%" PRIu64 " to %s failed (%s): "
+                        "the next thaw provision corrects it", path, p->want >> 20, offset, ARGS_CONF_PATH,
+                        strerror(-r));
+                restore(root, path, s->active); /* the new file: this boot keeps its swap */
                 return CMD_FAILED;
         }
         log_msg(LOG_NOTICE, "grew %s to %" PRIu64 " MiB; %s says offset=%" PRIu64, path, p->want >> 20,
@@ -293,6 +295,18 @@ static enum cmd_status first(const char *root, const struct provconf *c, const s
         if (dm_mapper_path(c->name, mapper, sizeof(mapper)) < 0)
                 return CMD_FAILED;
         return settle(root, initramfs, mapper);
+}
+
+/*
+ * The swap holds an image this boot did not resume: it stays swap-less at every boot until the
+ * image is resumed or given up, so say how, and fail (the unit shows it).
+ */
+static enum cmd_status kept_image(const char *swap)
+{
+        log_msg(LOG_WARNING, "%s holds a hibernation image this boot did not resume (thaw status says why): "
+                "this system has no thaw swap until it is resumed (start the VM as it was made) or given up "
+                "(boot once with rd.thaw.mismatch=discard on the kernel command line)", swap);
+        return CMD_FAILED;
 }
 
 /*
@@ -379,6 +393,8 @@ enum cmd_status cmd_provision(int argc, char **argv)
                 if (dry_run)
                         return CMD_OK;
                 st = initramfs_step(root, initramfs, p.rebuild_initramfs);
+                if (st == CMD_OK && s.kind_known && s.kind == SWSUSP_IMAGE)
+                        st = kept_image(*c.swapfile ? c.swapfile : c.device);
                 return st != CMD_OK ? st : ensure_on(root, &c, &s);
         case PROVPLAN_FIRST:
         case PROVPLAN_GROW:
@@ -386,6 +402,8 @@ enum cmd_status cmd_provision(int argc, char **argv)
                 break;
         default:
                 log_msg(LOG_ERR, "%s; nothing changed", p.why);
+                if (p.action == PROVPLAN_REFUSE_IMAGE)
+                        kept_image(*c.swapfile ? c.swapfile : c.device);
                 return CMD_FAILED;
         }
         if (dry_run)

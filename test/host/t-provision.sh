@@ -151,6 +151,17 @@ before=$(sums)
 prov 1 "more memory, an image on the swap file: refused" "holds a hibernation image: not touched"
 [ "$(sums)" = "$before" ]
 result $? "the swap file with the image is not touched"
+grep -qF "given up (boot once with rd.thaw.mismatch=discard" "$tmp/err"
+result $? "and it says how to give the image up"
+# The same memory, an image kept on the swap file: no swap this boot, so said, and exit 1.
+mem 16
+prov 1 "an image kept on the swap file: a warning and exit 1" \
+    "/swapfile holds a hibernation image this boot did not resume (thaw status says why)"
+grep -qF "rd.thaw.mismatch=discard" "$tmp/err"
+result $? "the warning names rd.thaw.mismatch=discard"
+[ "$(sums)" = "$before" ]
+result $? "and the swap file is not touched"
+mem 32
 dd if="$tmp/swapfile.plain" of="$root/swapfile" bs=4096 count=1 conv=notrunc 2> /dev/null
 
 # More memory, no image: grown.

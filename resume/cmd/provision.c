@@ -279,6 +279,14 @@ static enum cmd_status first(const char *root, const struct provconf *c, const s
                         return CMD_FAILED;
                 if (p->replace_leftover && remove_leftover(path, "a plain swap file with no image") < 0)
                         return CMD_FAILED;
+                /*
+                 * Security, said because thaw cannot fix it: the ticket key comes from the root's
+                 * volume key, which every instance of one image shares unless each re-encrypted it.
+                 */
+                log_msg(LOG_WARNING, "the swap file's ticket key is derived from the root's LUKS2 volume key, "
+                        "which every instance started from this image shares unless each got its own "
+                        "(cryptsetup reencrypt of the root at first boot, before thaw provision); thaw does "
+                        "not re-encrypt it (see thaw-provision.conf(5))");
                 /* Made under fresh, renamed to path when complete (see cmd_setup_run()). */
                 req.swapfile = fresh;
                 req.rename_to = path;

@@ -119,6 +119,9 @@ fallocate -l 1M "$root/swapfile.thaw-new"
 prov 0 "the first setup is carried out" "with --root: no initramfs is built"
 [ ! -e "$root/swapfile.thaw-new" ] && grep -qF "removed $root/swapfile.thaw-new" "$tmp/err"
 result $? "it removed the .thaw-new file a stopped setup left, and made the swap file under that name"
+grep -qF "ticket key is derived from the root's LUKS2 volume key, which every instance started from this image shares" \
+    "$tmp/err"
+result $? "a swap file's first setup warns that instances of one image share the root's volume key"
 [ "$(stat -c %s "$root/swapfile" 2> /dev/null)" = 16777216 ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
 result $? "it made a 16 MiB swap file and thaw.conf"
 cryptsetup open --test-passphrase --key-file "$root/key" "$root/dev/vdb" 2> "$tmp/err"
@@ -165,6 +168,7 @@ mem 32
 dd if="$tmp/swapfile.plain" of="$root/swapfile" bs=4096 count=1 conv=notrunc 2> /dev/null
 
 # More memory, no image: grown.
+conf_rest=$(grep -v '^offset=' "$root/etc/thaw/thaw.conf")
 # What a power cut in an earlier grow left: the half-made new file, removed first.
 fallocate -l 3M "$root/swapfile.thaw-new"
 prov 0 "more memory: grow planned" "grow the swap file: /swapfile has 16 MiB, the size rule asks for 32 MiB" --dry-run
@@ -177,7 +181,7 @@ first=$(filefrag -v "$root/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); p
 offset=$((first * $(stat -f -c %S "$root") / 4096))
 [ "$(stat -c %s "$root/swapfile")" = 33554432 ] && grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf" &&
     [ "$(dd if="$root/swapfile" bs=1 skip=4086 count=10 2> /dev/null)" = SWAPSPACE2 ] &&
-    [ ! -e "$root/swapfile.thaw-new" ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
+    [ ! -e "$root/swapfile.thaw-new" ] && [ "$(grep -v '^offset=' "$root/etc/thaw/thaw.conf")" = "$conf_rest" ]
 result $? "32 MiB of swap now, thaw.conf's offset= follows it ($offset), its other lines kept"
 
 # A power cut between the new file and thaw.conf: the next boot corrects the offset.

@@ -19,6 +19,12 @@
 #define ARGS_CONF_MAX 16384        /* cap on thaw.conf */
 #define ARGS_TOKEN_MAX (KEYCHAIN_SPEC_MAX + 32)
 #define ARGS_CONF_PATH "/etc/thaw/thaw.conf"
+/*
+ * There while the initramfs may not carry the current thaw.conf: made (synced) by thaw provision
+ * before it changes thaw.conf, removed once dracut rebuilt the initramfs. thaw hibernate refuses
+ * while it is there. Not under /etc/thaw, which dracut's module copies into the initramfs.
+ */
+#define ARGS_STALE_PATH "/var/lib/thaw/initramfs-stale"
 
 struct thaw_args {
         char device[ARGS_DEVICE_MAX]; /* rd.thaw.device= / device=, "" if unset */

@@ -29,6 +29,7 @@ struct cmd_setup_req {
         uint64_t size;         /* swapfile: bytes, whole pages */
         const char *key;       /* the chain to enroll */
         const char *unlock;    /* swapfile: a key the root's container takes already, or NULL */
+        const char *rename_to; /* swapfile: made under swapfile, renamed to this when complete, or NULL */
         const char *name;      /* device: the mapping */
 };
 enum cmd_status cmd_setup_run(const struct cmd_setup_req *req);

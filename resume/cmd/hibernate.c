@@ -70,7 +70,8 @@ static void usage(FILE *f)
                    "      --ticket-only  only write the ticket of an image the kernel is about to\n"
                    "                   write (the systemd-sleep hook runs this for systemctl hibernate),\n"
                    "                   first pointing /sys/power/resume at thaw's swap if systemd-sleep\n"
-                   "                   chose another\n"
+                   "                   chose another; with another swap of a priority as high as thaw's\n"
+                   "                   it writes no ticket and exits 1 (it cannot stop systemd-sleep)\n"
                    "  -h, --help       show this help\n");
 }
 
@@ -482,6 +483,17 @@ enum cmd_status cmd_hibernate(int argc, char **argv)
         if (ticket_only) {
                 if (point_resume(root, &args) < 0)
                         return CMD_FAILED;
+                /*
+                 * Security: as thaw hibernate's own checks, another swap that outranks thaw's took
+                 * memory pushed out for the image. The hook cannot stop systemd-sleep; without a
+                 * ticket the next boot does not resume this image.
+                 */
+                if (hibcheck_rival(root, &args, &h) > 0) {
+                        util_rstrip(h.problems);
+                        log_msg(LOG_ERR, "%s; no ticket is written, so the next boot does not resume this "
+                                "image (this hook cannot stop systemd-sleep's hibernation)", h.problems);
+                        return CMD_FAILED;
+                }
                 have_ticket = prepare_ticket(root, args.name, &ticket);
                 st = have_ticket < 0 ? CMD_FAILED : CMD_OK;
                 if (have_ticket == 0)

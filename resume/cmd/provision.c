@@ -34,13 +34,16 @@ static void usage(FILE *f)
                    "early at every boot; see thaw-provision.conf(5)): on a first boot thaw setup with its\n"
                    "device= or swapfile=, key= and size=; on a boot with more memory than the swap file\n"
                    "takes, make it again, larger; never while a hibernation image is on it. After a\n"
-                   "change it rebuilds the initramfs (dracut --force), which carries thaw.conf, syncs,\n"
-                   "and turns the swap on with the highest priority. A boot with nothing to change\n"
-                   "changes nothing. It prints the plan first: nothing to change, first setup, grow the\n"
-                   "swap file, correct thaw.conf's offset, or refused and why. Exit status 0: done or\n"
-                   "nothing to do (also without provision.conf); 1: refused or failed.\n\n"
+                   "change it rebuilds the running kernel's initramfs (dracut --force), which carries\n"
+                   "thaw.conf, syncs, and turns the swap on with the highest priority. A boot with\n"
+                   "nothing to change changes nothing. It prints the plan first: nothing to change,\n"
+                   "first setup, grow the swap file, correct thaw.conf's offset, or refused and why.\n"
+                   "Exit status 0: done or nothing to do (also without provision.conf); 1: refused\n"
+                   "or failed.\n\n"
                    "      --dry-run       only print the plan\n"
                    "      --no-initramfs  do not rebuild the initramfs after a change\n"
+                   "                      (" ARGS_STALE_PATH " stays, and thaw hibernate\n"
+                   "                      refuses until it is rebuilt)\n"
                    "      --root DIR      prefix for /proc, /sys, /dev and /etc (tests; nothing is\n"
                    "                      turned on, no initramfs is built)\n"
                    "  -h, --help          show this help\n");
@@ -67,26 +70,95 @@ static int rebuild_initramfs(void)
         return 0;
 }
 
-/* After a change: the initramfs, everything on disk before anyone may hibernate, the swap on. */
-static enum cmd_status settle(const char *root, bool initramfs, const char *swap)
+static int sync_dir_of(const char *path)
+{
+        char dir[PATH_MAX], *slash;
+        int fd, r = 0;
+
+        if (util_copy(dir, sizeof(dir), path) < 0 || !(slash = strrchr(dir, '/')))
+                return -EINVAL;
+        slash[slash == dir] = '\0';
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) < 0)
+                r = -errno;
+        if (fd >= 0)
+                close(fd);
+        return r;
+}
+
+/*
+ * Before thaw.conf changes: ARGS_STALE_PATH, on disk. Whatever stops the rebuild after (dracut
+ * failing, a power cut, --no-initramfs), the next boot's plan rebuilds it, and thaw hibernate
+ * refuses until then: an image the next boot's initramfs cannot find would be a session lost.
+ */
+static int mark_stale(const char *root)
+{
+        char path[PATH_MAX];
+        int r = util_path(path, sizeof(path), root, ARGS_STALE_PATH);
+
+        if (r == 0)
+                r = util_write_file(path, "thaw.conf changed; the initramfs not rebuilt since\n", 0644);
+        if (r == 0)
+                r = sync_dir_of(path);
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot write %s (%s): nothing changed", path, strerror(-r));
+        return r;
+}
+
+static void clear_stale(void)
+{
+        if (unlink(ARGS_STALE_PATH) < 0 && errno != ENOENT)
+                log_msg(LOG_WARNING, "cannot remove %s (%s): thaw hibernate refuses until it is removed",
+                        ARGS_STALE_PATH, strerror(errno));
+        else
+                (void)sync_dir_of(ARGS_STALE_PATH);
+}
+
+/*
+ * The running kernel's initramfs, rebuilt when p asks (the marker removed after). Only that one:
+ * an image can be resumed only by the kernel that made it. CMD_FAILED if dracut failed.
+ */
+static enum cmd_status initramfs_step(const char *root, bool initramfs, bool wanted)
 {
         int r;
 
+        if (!wanted)
+                return CMD_OK;
+        if (*root) {
+                log_msg(LOG_NOTICE, "with --root: no initramfs is built; %s stays", ARGS_STALE_PATH);
+                return CMD_OK;
+        }
+        if (!initramfs) {
+                log_msg(LOG_WARNING, "--no-initramfs: the initramfs does not carry the current %s; %s stays, "
+                        "thaw hibernate refuses, and the next thaw provision rebuilds it", ARGS_CONF_PATH,
+                        ARGS_STALE_PATH);
+                return CMD_OK;
+        }
+        r = rebuild_initramfs();
+        if (r < 0) {
+                log_msg(LOG_ERR, "cannot rebuild the initramfs with %s --force (%s): the next boot does not "
+                        "know thaw's swap and will not resume; thaw hibernate refuses until the next thaw "
+                        "provision rebuilds it", DRACUT, r == -ENOENT ? "dracut is not installed" :
+                        strerror(-r));
+                sync();
+                return CMD_FAILED;
+        }
+        sync();
+        clear_stale();
+        log_msg(LOG_NOTICE, "rebuilt the running kernel's initramfs (%s --force): it carries the current "
+                "thaw.conf", DRACUT);
+        return CMD_OK;
+}
+
+/* After a change: the initramfs, everything on disk before anyone may hibernate, the swap on. */
+static enum cmd_status settle(const char *root, bool initramfs, const char *swap)
+{
         if (*root) {
                 log_msg(LOG_NOTICE, "with --root: no initramfs is built and %s is not turned on", swap);
                 return CMD_OK;
         }
-        if (initramfs) {
-                r = rebuild_initramfs();
-                if (r < 0) {
-                        log_msg(LOG_ERR, "cannot rebuild the initramfs with %s --force (%s): the next boot "
-                                "does not know thaw's swap and will not resume; run it by hand", DRACUT,
-                                r == -ENOENT ? "dracut is not installed" : strerror(-r));
-                        sync();
-                        return CMD_FAILED;
-                }
-                log_msg(LOG_NOTICE, "rebuilt the initramfs (%s --force): it carries the new thaw.conf", DRACUT);
-        }
+        if (initramfs_step(root, initramfs, true) != CMD_OK)
+                return CMD_FAILED;
         sync();
         if (swapon(swap, SWAP_FLAG_PREFER | (PROVISION_PRIORITY << SWAP_FLAG_PRIO_SHIFT)) < 0 && errno != EBUSY) {
                 log_msg(LOG_ERR, "cannot turn on %s as swap (%s)", swap, strerror(errno));
@@ -136,6 +208,18 @@ static void restore(const char *root, const char *path, bool was_active)
                 log_msg(LOG_WARNING, "cannot turn %s on again (%s)", path, strerror(errno));
 }
 
+static int remove_leftover(const char *path, const char *what)
+{
+        if (unlink(path) < 0 && errno != ENOENT) {
+                int r = -errno;
+
+                log_msg(LOG_ERR, "cannot remove %s, %s (%s): nothing changed", path, what, strerror(-r));
+                return r;
+        }
+        log_msg(LOG_NOTICE, "removed %s, %s", path, what);
+        return 0;
+}
+
 /* Make the swap file again at the new size, beside the old one, then in its place; then thaw.conf. */
 static enum cmd_status grow(const char *root, const struct provconf *c, const struct provplan *p,
                             const struct provstate *s, bool initramfs)
@@ -145,13 +229,15 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         int r;
 
         if (util_path(path, sizeof(path), root, c->swapfile) < 0 ||
-            snprintf(fresh, sizeof(fresh), "%s.thaw-new", path) >= (int)sizeof(fresh))
+            snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) >= (int)sizeof(fresh))
+                return CMD_FAILED;
+        /* Its room counted as free in the plan: gone before the new file is made. */
+        if (p->remove_fresh && remove_leftover(fresh, "which a stopped grow left") < 0)
                 return CMD_FAILED;
         if (s->active && !*root && swapoff(path) < 0) {
                 log_msg(LOG_ERR, "cannot swapoff %s to grow it (%s): it stays as it is", path, strerror(errno));
                 return CMD_FAILED;
         }
-        (void)unlink(fresh); /* what a power cut in an earlier grow left */
         r = cmd_setup_make_swapfile(fresh, p->want, &offset);
         if (r < 0) {
                 restore(root, path, s->active);
@@ -170,8 +256,10 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
         }
         r = rewrite_offset(root, offset);
         if (r < 0) {
-                log_msg(LOG_ERR, "%s is %" PRIu64 " MiB now, but writing offset=%" PRIu64 " to %s failed (%s)",
-                        path, p->want >> 20, offset, ARGS_CONF_PATH, strerror(-r));
+                log_msg(LOG_ERR, "%s is %" PRIu64 " MiB now, but writing offset=%" PRIu64 " to %s failed (%s): "
+                        "the next thaw provision corrects it", path, p->want >> 20, offset, ARGS_CONF_PATH,
+                        strerror(-r));
+                restore(root, path, s->active); /* the new file: this boot keeps its swap */
                 return CMD_FAILED;
         }
         log_msg(LOG_NOTICE, "grew %s to %" PRIu64 " MiB; %s says offset=%" PRIu64, path, p->want >> 20,
@@ -180,29 +268,36 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
 }
 
 static enum cmd_status first(const char *root, const struct provconf *c, const struct provplan *p,
-                             bool initramfs)
+                             const struct provstate *s, bool initramfs)
 {
         struct cmd_setup_req req = { .root = root, .key = c->key, .name = c->name };
-        char path[PATH_MAX], mapper[DM_MAPPER_PATH_MAX];
+        char path[PATH_MAX], fresh[PATH_MAX + 16], mapper[DM_MAPPER_PATH_MAX];
         enum cmd_status st;
 
         if (*c->swapfile) {
-                if (util_path(path, sizeof(path), root, c->swapfile) < 0)
+                if (util_path(path, sizeof(path), root, c->swapfile) < 0 ||
+                    snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) >= (int)sizeof(fresh))
                         return CMD_FAILED;
-                if (p->replace_leftover) {
-                        if (unlink(path) < 0) {
-                                log_msg(LOG_ERR, "cannot remove %s, which a stopped setup left (%s)", path,
-                                        strerror(errno));
-                                return CMD_FAILED;
-                        }
-                        log_msg(LOG_NOTICE, "removed %s, which a stopped setup left", path);
-                }
-                req.swapfile = path;
+                if (p->remove_fresh && remove_leftover(fresh, "which a stopped setup left") < 0)
+                        return CMD_FAILED;
+                if (p->replace_leftover && remove_leftover(path, "a plain swap file with no image") < 0)
+                        return CMD_FAILED;
+                /*
+                 * Security, said because thaw cannot fix it: the ticket key comes from the root's
+                 * volume key, which every instance of one image shares unless each re-encrypted it.
+                 */
+                log_msg(LOG_WARNING, "the swap file's ticket key is derived from the root's LUKS2 volume key, "
+                        "which every instance started from this image shares unless each got its own "
+                        "(cryptsetup reencrypt of the root at first boot, before thaw provision); thaw does "
+                        "not re-encrypt it (see thaw-provision.conf(5))");
+                /* Made under fresh, renamed to path when complete (see cmd_setup_run()). */
+                req.swapfile = fresh;
+                req.rename_to = path;
                 req.size = p->want;
                 req.unlock = *c->unlock ? c->unlock : NULL;
                 req.name = NULL;
         } else
-                req.device = c->device;
+                req.device = s->device; /* resolved once, in provplan_observe() */
         st = cmd_setup_run(&req);
         if (st != CMD_OK)
                 return st;
@@ -211,6 +306,18 @@ static enum cmd_status first(const char *root, const struct provconf *c, const s
         if (dm_mapper_path(c->name, mapper, sizeof(mapper)) < 0)
                 return CMD_FAILED;
         return settle(root, initramfs, mapper);
+}
+
+/*
+ * The swap holds an image this boot did not resume: it stays swap-less at every boot until the
+ * image is resumed or given up, so say how, and fail (the unit shows it).
+ */
+static enum cmd_status kept_image(const char *swap)
+{
+        log_msg(LOG_WARNING, "%s holds a hibernation image this boot did not resume (thaw status says why): "
+                "this system has no thaw swap until it is resumed (start the VM as it was made) or given up "
+                "(boot once with rd.thaw.mismatch=discard on the kernel command line)", swap);
+        return CMD_FAILED;
 }
 
 /*
@@ -251,6 +358,7 @@ enum cmd_status cmd_provision(int argc, char **argv)
         struct provconf c;
         struct provstate s;
         struct provplan p;
+        enum cmd_status st;
         int64_t t0 = clock_now_ms();
         int ch, r;
 
@@ -286,23 +394,35 @@ enum cmd_status cmd_provision(int argc, char **argv)
                 return CMD_FAILED;
         }
         printf("%s: %s\n", provplan_action_name(p.action), p.why);
+        if (p.rebuild_initramfs && !initramfs)
+                printf("initramfs: not rebuilt (--no-initramfs): %s stays, and thaw hibernate refuses until "
+                       "a thaw provision without it, or dracut --force, rebuilds it\n", ARGS_STALE_PATH);
         fflush(stdout);
         switch (p.action) {
         case PROVPLAN_NOTHING:
                 log_msg(LOG_INFO, "nothing to change (%" PRId64 " ms)", clock_now_ms() - t0);
-                return dry_run ? CMD_OK : ensure_on(root, &c, &s);
+                if (dry_run)
+                        return CMD_OK;
+                st = initramfs_step(root, initramfs, p.rebuild_initramfs);
+                if (st == CMD_OK && s.kind_known && s.kind == SWSUSP_IMAGE)
+                        st = kept_image(*c.swapfile ? c.swapfile : c.device);
+                return st != CMD_OK ? st : ensure_on(root, &c, &s);
         case PROVPLAN_FIRST:
         case PROVPLAN_GROW:
         case PROVPLAN_REPOINT:
                 break;
         default:
                 log_msg(LOG_ERR, "%s; nothing changed", p.why);
+                if (p.action == PROVPLAN_REFUSE_IMAGE)
+                        kept_image(*c.swapfile ? c.swapfile : c.device);
                 return CMD_FAILED;
         }
         if (dry_run)
                 return CMD_OK;
+        if (mark_stale(root) < 0)
+                return CMD_FAILED;
         if (p.action == PROVPLAN_FIRST)
-                return first(root, &c, &p, initramfs);
+                return first(root, &c, &p, &s, initramfs);
         if (p.action == PROVPLAN_GROW)
                 return grow(root, &c, &p, &s, initramfs);
         r = rewrite_offset(root, p.offset);

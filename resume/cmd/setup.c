@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* thaw setup: turn a device into LUKS2 encrypted swap that thaw resume can unlock unattended. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -42,6 +43,7 @@ struct setup_opts {
         char allow_url[KEYSRC_ALLOW_MAX]; /* --allow-url, comma-joined */
         const char *swapfile;   /* --swapfile: a file on a LUKS2 root instead of a device */
         const char *unlock;     /* --unlock: sources of a key the root's container takes already */
+        const char *rename_to;  /* thaw provision: swapfile is a temporary name, this the final one */
         uint64_t size;          /* --size, bytes */
         bool yes;
         bool format_only;
@@ -616,6 +618,41 @@ static int swapfile_prepare(struct setup_run *s)
         return r < 0 ? r : pin_header(s->dev, LUKS_PROFILE_FOREIGN, s->fp);
 }
 
+/*
+ * thaw provision's swap file is made under a temporary name and takes its own only when complete,
+ * and before thaw.conf: a power cut leaves either that temporary name, which only thaw uses and
+ * may remove, or the whole swap file. Nothing else found at the final name is ever taken as ours.
+ */
+static int rename_into_place(struct setup_run *s)
+{
+        struct setup_opts *o = s->o;
+        char dir[PATH_MAX], *slash;
+        int dfd, r = 0;
+
+        if (rename(o->swapfile, o->rename_to) < 0) {
+                r = -errno;
+                log_msg(LOG_ERR, "cannot rename %s to %s (%s): removed it", o->swapfile, o->rename_to,
+                        strerror(-r));
+                swapfile_remove(s->fd, o->swapfile);
+                return r;
+        }
+        o->swapfile = o->rename_to;
+        /* The new name on disk before thaw.conf names its offset. */
+        if (util_copy(dir, sizeof(dir), o->swapfile) < 0)
+                return -ENAMETOOLONG;
+        slash = strrchr(dir, '/');
+        if (slash)
+                slash[slash == dir] = '\0';
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0 || fsync(dfd) < 0)
+                r = -errno;
+        if (dfd >= 0)
+                close(dfd);
+        if (r < 0)
+                log_msg(LOG_ERR, "cannot sync %s (%s)", dir, strerror(-r));
+        return r;
+}
+
 static int swapfile_install(struct setup_run *s)
 {
         struct setup_opts *o = s->o;
@@ -632,8 +669,9 @@ static int swapfile_install(struct setup_run *s)
                         "give --unlock with a key it takes" : r == -EPERM ? "no --unlock source "
                         "unlocks it" : strerror(-r), o->swapfile);
                 swapfile_remove(s->fd, o->swapfile);
+                return r;
         }
-        return r;
+        return o->rename_to ? rename_into_place(s) : 0;
 }
 
 static void swapfile_report(const struct setup_run *s)
@@ -739,6 +777,7 @@ enum cmd_status cmd_setup_run(const struct cmd_setup_req *req)
 {
         struct setup_opts o = { .root = req->root, .device = req->device, .swapfile = req->swapfile,
                                 .size = req->size, .key = req->key, .unlock = req->unlock,
+                                .rename_to = req->rename_to,
                                 .name = req->name ? req->name : ARGS_NAME_DEFAULT };
 
         return setup(&o, o.swapfile ? &setup_swapfile : &setup_device);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Device specs (UUID=, PARTUUID=, LABEL=, /dev/path) to device paths under a root. */
+/* Device specs (UUID=, PARTUUID=, LABEL=, PARTLABEL=, /dev/path) to device paths under a root. */
 #include "dev/devspec.h"
 
 #include <blkid.h>
@@ -18,6 +18,7 @@ static const struct {
         { "UUID=", "/dev/disk/by-uuid/", "UUID" },
         { "PARTUUID=", "/dev/disk/by-partuuid/", "PARTUUID" },
         { "LABEL=", "/dev/disk/by-label/", "LABEL" },
+        { "PARTLABEL=", "/dev/disk/by-partlabel/", "PARTLABEL" },
 };
 
 /* Split spec into its tag index (or -1 for a path) and value (quotes removed). */

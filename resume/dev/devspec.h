@@ -10,7 +10,7 @@ int devspec_check(const char *spec);
 
 /*
  * Resolve spec once, without waiting: UUID=x -> ROOT/dev/disk/by-uuid/x (likewise by-partuuid,
- * by-label), /dev/path -> ROOT/dev/path. On a real system (root "") a tag udev has not linked
+ * by-label, by-partlabel), /dev/path -> ROOT/dev/path. On a real system (root "") a tag udev has not linked
  * (yet) is also looked up through libblkid. out receives the canonical path of the device.
  * Returns 0, -ENOENT if the device is not there (yet), -EINVAL for a malformed spec.
  */

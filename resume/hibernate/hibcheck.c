@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "system/handoff.h"
 #include "system/power.h"
 #include "system/swapfile.h"
@@ -26,11 +27,11 @@ static void problem(struct hibcheck *h, const char *fmt, ...)
                 strcpy(h->problems + used, "\n");
 }
 
-static int check_swap(const char *root, const char *name, uint64_t offset, struct hibcheck *h)
+/* thaw's swap, active: the mapping, or the swap file on it at offset; its priority and free room. */
+static int find_swap(const char *root, const char *name, uint64_t offset, struct hibcheck *h)
 {
         char path[DM_MAPPER_PATH_MAX];
         struct power_swap sw;
-        struct power_meminfo mi;
         int r;
 
         r = dm_devnum(root, name, &h->maj, &h->min, h->kname, sizeof(h->kname));
@@ -64,6 +65,19 @@ static int check_swap(const char *root, const char *name, uint64_t offset, struc
         }
         h->priority = sw.priority;
         h->free_kib = sw.size_kib > sw.used_kib ? sw.size_kib - sw.used_kib : 0;
+        return 0;
+}
+
+static int check_swap(const char *root, const char *name, uint64_t offset, struct hibcheck *h)
+{
+        char path[DM_MAPPER_PATH_MAX];
+        struct power_meminfo mi;
+        int r = find_swap(root, name, offset, h);
+
+        if (r != 0)
+                return r;
+        if (dm_mapper_path(name, path, sizeof(path)) < 0)
+                return 1;
         r = power_meminfo(root, &mi);
         if (r < 0) {
                 problem(h, "cannot read /proc/meminfo (%s)", strerror(-r));
@@ -154,6 +168,30 @@ static int check_config(const struct thaw_args *a, struct hibcheck *h)
         return failed;
 }
 
+/* thaw provision changed thaw.conf and the initramfs was not rebuilt since: the next boot uses the old one. */
+static int check_initramfs(const char *root, struct hibcheck *h)
+{
+        char path[4096];
+
+        if (util_path(path, sizeof(path), root, ARGS_STALE_PATH) < 0 || !util_exists(path))
+                return 0;
+        problem(h, "the initramfs does not carry the current %s yet (%s is there): the next boot would "
+                "not find the image; run thaw provision, or dracut --force and then remove %s",
+                ARGS_CONF_PATH, ARGS_STALE_PATH, ARGS_STALE_PATH);
+        return 1;
+}
+
+int hibcheck_rival(const char *root, const struct thaw_args *a, struct hibcheck *out)
+{
+        struct hibcheck h = { 0 };
+        int failed = find_swap(root, a->name, a->offset, &h);
+
+        if (failed == 0)
+                failed = check_rival(root, a->name, &h);
+        *out = h;
+        return failed;
+}
+
 int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, struct hibcheck *out)
 {
         struct hibcheck h = { 0 };
@@ -161,6 +199,7 @@ int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, 
         int failed, r;
 
         failed = check_config(a, &h);
+        failed += check_initramfs(root, &h);
         r = check_swap(root, a->name, a->offset, &h);
         failed += r;
         if (r == 0) {

@@ -24,7 +24,8 @@ struct hibcheck {
 
 /*
  * Check that the next boot's thaw resume would resume (a: the settings it reads, from thaw.conf and
- * this boot's command line: not disabled, no noresume, a device and a key source), that
+ * this boot's command line: not disabled, no noresume, a device and a key source; no ARGS_STALE_PATH,
+ * so the initramfs carries the current thaw.conf), that
  * /dev/mapper/a->name is an active mapping and active swap with room for the image (with
  * a->offset: an active swap file on it whose first block is that page), that
  * no other active swap but zram has a priority as high as its own (power_swap_rival()), that
@@ -32,3 +33,9 @@ struct hibcheck {
  * failed checks (0: ready), each described in out->problems.
  */
 int hibcheck_run(const char *root, const struct thaw_args *a, const char *mode, struct hibcheck *out);
+/*
+ * Only that thaw's swap (a->name, a->offset) is active swap and no other swap but zram has a
+ * priority as high as its own (the systemd-sleep hook, which cannot refuse). Returns the number of
+ * failed checks (0, 1), described in out->problems.
+ */
+int hibcheck_rival(const char *root, const struct thaw_args *a, struct hibcheck *out);

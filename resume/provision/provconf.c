@@ -128,7 +128,7 @@ static int set(struct provconf *c, int k, const char *v, char *why, size_t wsize
         case K_DEVICE:
                 if (devspec_check(v) < 0)
                         return util_why(why, wsize, -EINVAL, "device=%s is not a device (UUID=, PARTUUID=, "
-                                        "LABEL=, /dev/...)", v);
+                                        "LABEL=, PARTLABEL=, /dev/...)", v);
                 return copy_checked(c->device, sizeof(c->device), v, "device=", why, wsize);
         case K_SWAPFILE:
                 /* An absolute, plain path: where the swap file is made, and nothing it could escape by. */

@@ -74,9 +74,16 @@ static int plan(struct provplan *p, enum provplan_action a, const char *fmt, ...
 static int decide_swapfile(const struct provconf *c, const struct provstate *s, struct provplan *p)
 {
         const char *f = c->swapfile;
-        uint64_t room = s->room;
+        char extra[96] = "";
+        /* PATH.thaw-new, which a power cut in a setup or grow left, is removed first: its room is free. */
+        uint64_t room = s->fresh_bytes > UINT64_MAX - s->room ? UINT64_MAX : s->room + s->fresh_bytes;
 
         p->have = s->exists ? s->bytes : 0;
+        /* Whoever can write a directory on the path can put another file, a link, in its place. */
+        if (*s->unsafe_dir)
+                return plan(p, PROVPLAN_REFUSE_OTHER, "%s: %s is not a root-owned directory that only root can "
+                            "write, so anyone who can write it could put another file in the swap file's place: "
+                            "chown root and chmod go-w it, or name another swapfile=", f, s->unsafe_dir);
         if (s->configured) {
                 if (s->conf_offset == 0)
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s names a swap device (%s), provision.conf a "
@@ -86,6 +93,11 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s names a swap file (offset=%" PRIu64 ") but %s "
                                     "is missing: remove %s to set it up again", ARGS_CONF_PATH, s->conf_offset, f,
                                     ARGS_CONF_PATH);
+                /* Only thaw's swap file is ever grown or repointed: not a link, a device, or data. */
+                if (!s->regular)
+                        return plan(p, PROVPLAN_REFUSE_OTHER, "%s is not a regular file (a symbolic link, a "
+                                    "device?): thaw provision changes only the swap file it made; name that file",
+                                    f);
                 if (s->kind_known && s->kind == SWSUSP_IMAGE)
                         return s->bytes >= p->want ?
                                 plan(p, PROVPLAN_NOTHING, "%s (%" PRIu64 " MiB) holds a hibernation image and is "
@@ -94,6 +106,10 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                                      " MiB the size rule asks for, but holds a hibernation image: not touched "
                                      "(it grows at a boot after the image is resumed or given up)", f,
                                      MIB(s->bytes), MIB(p->want));
+                if (!s->kind_known || s->kind != SWSUSP_SWAP)
+                        return plan(p, PROVPLAN_REFUSE_OTHER, "%s is not swap (its first page has no swap "
+                                    "signature): not thaw's swap file, never grown or written over; check "
+                                    "swapfile= and %s", f, ARGS_CONF_PATH);
                 /* A grow cut short between the new file and thaw.conf: the file is the truth. */
                 if (s->offset_known && s->file_offset != s->conf_offset) {
                         p->offset = s->file_offset;
@@ -104,6 +120,10 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                 if (s->bytes >= p->want)
                         return plan(p, PROVPLAN_NOTHING, "%s has %" PRIu64 " MiB, the size rule asks for %" PRIu64
                                     " MiB: nothing to change", f, MIB(s->bytes), MIB(p->want));
+                if (s->fresh && !s->fresh_regular)
+                        return plan(p, PROVPLAN_REFUSE_OTHER, "%s" PROVPLAN_FRESH " exists and is not a regular "
+                                    "file: thaw provision makes the new swap file under that name; remove it", f);
+                p->remove_fresh = s->fresh;
                 /* The new file is made beside the old one, which goes only once the new one is in place. */
                 if (room < p->want + PROVPLAN_SPARE_BYTES)
                         return plan(p, PROVPLAN_REFUSE_ROOM, "%s has %" PRIu64 " MiB, the size rule asks for %"
@@ -111,8 +131,11 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                                     "needed, %" PRIu64 " MiB of it left free): grow the root", f, MIB(s->bytes),
                                     MIB(p->want), MIB(room), MIB(p->want + PROVPLAN_SPARE_BYTES),
                                     MIB(PROVPLAN_SPARE_BYTES));
+                if (p->remove_fresh)
+                        snprintf(extra, sizeof(extra), " (first removing the " PROVPLAN_FRESH " file a stopped "
+                                 "grow left, %" PRIu64 " MiB)", MIB(s->fresh_bytes));
                 return plan(p, PROVPLAN_GROW, "%s has %" PRIu64 " MiB, the size rule asks for %" PRIu64 " MiB: "
-                            "make it again at that size", f, MIB(s->bytes), MIB(p->want));
+                            "make it again at that size%s", f, MIB(s->bytes), MIB(p->want), extra);
         }
         if (s->exists) {
                 if (s->kind_known && s->kind == SWSUSP_IMAGE)
@@ -121,25 +144,35 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                 if (s->active)
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s is active swap not set up by thaw: swapoff it "
                                     "and remove it, or name another swapfile=", f);
-                if (!s->kind_known || (s->kind != SWSUSP_SWAP && !s->blank))
+                /*
+                 * Only a file whose first page says plain swap is replaced: inactive swap with no
+                 * image holds nothing anyone keeps (it is what a power cut after the rename into
+                 * place, before thaw.conf, leaves). A zero first page is no sign of ours: a disk
+                 * image or a database can start so. Anything else is left alone.
+                 */
+                if (!s->regular || !s->kind_known || s->kind != SWSUSP_SWAP)
                         return plan(p, PROVPLAN_REFUSE_OTHER, "%s exists and is not swap: thaw provision does not "
                                     "remove it; name another swapfile=", f);
-                /* A plain or blank swap file and no thaw.conf: what a power cut in thaw setup leaves. */
                 p->replace_leftover = true;
                 room = room > UINT64_MAX - s->bytes ? UINT64_MAX : room + s->bytes;
         }
+        if (s->fresh && !s->fresh_regular)
+                return plan(p, PROVPLAN_REFUSE_OTHER, "%s" PROVPLAN_FRESH " exists and is not a regular file: "
+                            "thaw provision makes the swap file under that name; remove it", f);
+        p->remove_fresh = s->fresh;
         if (room < p->want + PROVPLAN_SPARE_BYTES)
                 return plan(p, PROVPLAN_REFUSE_ROOM, "the size rule asks for %" PRIu64 " MiB of swap in %s, but "
                             "its file system has %" PRIu64 " MiB free (%" PRIu64 " MiB of it left free): grow the "
                             "root or change size=", MIB(p->want), f, MIB(room), MIB(PROVPLAN_SPARE_BYTES));
-        return plan(p, PROVPLAN_FIRST, "make %s with %" PRIu64 " MiB%s, enroll key=%s in the root's LUKS2 "
-                    "container", f, MIB(p->want), p->replace_leftover ? " (replacing the swap file a stopped "
-                    "setup left)" : "", c->key);
+        return plan(p, PROVPLAN_FIRST, "make %s with %" PRIu64 " MiB%s%s, enroll key=%s in the root's LUKS2 "
+                    "container", f, MIB(p->want), p->replace_leftover ? " (replacing the plain swap file there, "
+                    "which holds no image)" : "", p->remove_fresh ? " (removing the " PROVPLAN_FRESH " file a "
+                    "stopped setup left)" : "", c->key);
 }
 
 static int decide_device(const struct provconf *c, const struct provstate *s, struct provplan *p)
 {
-        const char *d = c->device;
+        const char *d = c->device, *shown = *s->device ? s->device + s->device_root : d;
         uint64_t usable = s->bytes > PROVPLAN_LUKS_BYTES ? s->bytes - PROVPLAN_LUKS_BYTES : 0;
         char uuid[ARGS_DEVICE_MAX];
 
@@ -175,9 +208,10 @@ static int decide_device(const struct provconf *c, const struct provstate *s, st
                 return plan(p, PROVPLAN_REFUSE_ROOM, "%s gives %" PRIu64 " MiB of swap, the size rule asks for %"
                             PRIu64 " MiB: make the partition larger in the image, or change size=", d,
                             MIB(usable), MIB(p->want));
-        return plan(p, PROVPLAN_FIRST, "format %s as LUKS2 swap (%" PRIu64 " MiB; the size rule asks for %"
-                    PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s", d, MIB(usable), MIB(p->want),
-                    c->name, c->key);
+        return plan(p, PROVPLAN_FIRST, "format %s%s%s%s as LUKS2 swap (%" PRIu64 " MiB; the size rule asks "
+                    "for %" PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s", shown, strcmp(shown, d) ?
+                    " (" : "", strcmp(shown, d) ? d : "", strcmp(shown, d) ? ")" : "", MIB(usable),
+                    MIB(p->want), c->name, c->key);
 }
 
 int provplan_decide(const struct provconf *c, const struct provstate *s, struct provplan *out)
@@ -191,6 +225,16 @@ int provplan_decide(const struct provconf *c, const struct provstate *s, struct 
                 decide_swapfile(c, s, &p);
         else
                 decide_device(c, s, &p);
+        /* A change to thaw.conf counts only once the initramfs carries it (ARGS_STALE_PATH). */
+        if (p.action == PROVPLAN_FIRST || p.action == PROVPLAN_GROW || p.action == PROVPLAN_REPOINT)
+                p.rebuild_initramfs = true;
+        if (p.action == PROVPLAN_NOTHING && s->initramfs_stale) {
+                size_t n = strlen(p.why);
+
+                p.rebuild_initramfs = true;
+                snprintf(p.why + n, sizeof(p.why) - n, "; but the initramfs does not carry %s yet (%s): "
+                         "rebuild it", ARGS_CONF_PATH, ARGS_STALE_PATH);
+        }
         *out = p;
         return 0;
 }
@@ -240,9 +284,33 @@ static void observe_page(const char *path, struct provstate *s)
                 s->blank = page[i] == 0;
 }
 
+/* The first directory on path's way up to root (included) that is not root-owned and closed to others. */
+static void observe_dirs(const char *root, const char *path, struct provstate *s)
+{
+        char dir[PATH_MAX], *slash;
+        size_t stop = strlen(root);
+        struct stat st;
+
+        if (util_copy(dir, sizeof(dir), path) < 0)
+                return;
+        while ((slash = strrchr(dir, '/'))) {
+                slash[slash == dir] = '\0';
+                if (strlen(dir) < stop || lstat(dir, &st) < 0)
+                        return;
+                /* geteuid(): the tests' fixture roots belong to whoever runs them; thaw runs as root. */
+                if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
+                    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+                        snprintf(s->unsafe_dir, sizeof(s->unsafe_dir), "%s", dir[stop] ? dir + stop : "/");
+                        return;
+                }
+                if (slash == dir)
+                        return;
+        }
+}
+
 static void observe_swapfile(const char *root, const struct provconf *c, struct provstate *s)
 {
-        char path[PATH_MAX], dir[PATH_MAX], *slash;
+        char path[PATH_MAX], dir[PATH_MAX], fresh[PATH_MAX + 16], *slash;
         struct swapfile_layout l;
         struct power_swap sw;
         struct statvfs vfs;
@@ -250,8 +318,16 @@ static void observe_swapfile(const char *root, const struct provconf *c, struct 
 
         if (util_path(path, sizeof(path), root, c->swapfile) < 0)
                 return;
+        observe_dirs(root, path, s);
+        if (snprintf(fresh, sizeof(fresh), "%s" PROVPLAN_FRESH, path) < (int)sizeof(fresh) &&
+            lstat(fresh, &st) == 0) {
+                s->fresh = true;
+                s->fresh_regular = S_ISREG(st.st_mode);
+                s->fresh_bytes = s->fresh_regular ? (uint64_t)st.st_blocks * 512 : 0;
+        }
         if (lstat(path, &st) == 0) {
                 s->exists = true;
+                s->regular = S_ISREG(st.st_mode);
                 s->bytes = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
                 if (S_ISREG(st.st_mode))
                         observe_page(path, s);
@@ -271,12 +347,17 @@ static void observe_swapfile(const char *root, const struct provconf *c, struct 
 
 static void observe_device(const char *root, const struct provconf *c, struct provstate *s)
 {
-        char dev[PATH_MAX], mapper[DM_MAPPER_PATH_MAX], mpath[PATH_MAX];
+        char mapper[DM_MAPPER_PATH_MAX], mpath[PATH_MAX], *dev = s->device;
+        size_t rlen = strlen(root);
         off_t end;
         int fd;
 
-        if (devspec_resolve(root, c->device, dev, sizeof(dev)) < 0)
+        /* Resolved once: the first setup formats this path, not the spec looked up again. */
+        if (devspec_resolve(root, c->device, s->device, sizeof(s->device)) < 0) {
+                s->device[0] = '\0';
                 return;
+        }
+        s->device_root = strncmp(s->device, root, rlen) == 0 && s->device[rlen] == '/' ? rlen : 0;
         fd = open(dev, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return;
@@ -300,12 +381,15 @@ int provplan_observe(const char *root, const struct provconf *c, struct provstat
 {
         struct provstate s = { 0 };
         struct power_meminfo m;
+        char stale[PATH_MAX];
         int r = power_meminfo(root, &m);
 
         if (r < 0)
                 return r;
         s.mem_total_kib = m.mem_total_kib;
         observe_conf(root, &s);
+        if (util_path(stale, sizeof(stale), root, ARGS_STALE_PATH) == 0)
+                s.initramfs_stale = util_exists(stale) == 1;
         if (*c->swapfile)
                 observe_swapfile(root, c, &s);
         else

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* What thaw provision would change: the size rule against this machine's memory, the swap as it is. */
 #pragma once
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,8 @@
 #define PROVPLAN_LUKS_BYTES (16 * PROVPLAN_MIB)
 /* A swap file leaves at least this much free on the root, which must go on working. */
 #define PROVPLAN_SPARE_BYTES (256 * PROVPLAN_MIB)
+/* The swap file is made under PATH PROVPLAN_FRESH and renamed to PATH once complete. */
+#define PROVPLAN_FRESH ".thaw-new"
 
 /* What is there now (provplan_observe()). */
 struct provstate {
@@ -26,13 +29,21 @@ struct provstate {
         enum swsusp_kind kind;          /* what the swap's first page holds */
         bool offset_known;              /* a swap file: file_offset was read (FIEMAP) */
         uint64_t file_offset;           /* its first page on the device (resume_offset=) */
-        bool blank;                     /* that page is all zero (a swap file a power cut left half made) */
+        bool blank;                     /* that page is all zero */
+        bool regular;                   /* a swap file: lstat() says a regular file (no link, no device) */
+        char unsafe_dir[128];           /* a swap file: a directory on its path others can write, "" if none */
+        bool fresh;                     /* a swap file: PATH.thaw-new is there (a stopped setup or grow) */
+        bool fresh_regular;             /* ... and is a regular file */
+        uint64_t fresh_bytes;           /* ... the room its allocated blocks take */
         bool active;                    /* a swap file: it is active swap (ROOT/proc/swaps) */
+        char device[PATH_MAX];          /* a partition: device= resolved once (under root), "" if not there */
+        size_t device_root;             /* ... the length of its root prefix: device + device_root is shown */
         char in_use[256];               /* a partition: why it is in use (devcheck_in_use()), "" if not */
         char luks_uuid[64];             /* a partition: the LUKS2 UUID on it, "" if it is not LUKS2 */
         char signature[64];             /* a partition: another signature on it (blkid), "" if none */
         uint64_t room;                  /* a swap file: free bytes on its file system */
         uint64_t mem_total_kib;         /* MemTotal */
+        bool initramfs_stale;           /* ARGS_STALE_PATH is there: a change not in the initramfs yet */
 };
 
 enum provplan_action {
@@ -50,7 +61,9 @@ struct provplan {
         uint64_t want;               /* bytes of swap the size rule asks for, whole MiB */
         uint64_t have;               /* bytes of swap there are now (0: none) */
         uint64_t offset;             /* REPOINT: the offset= to write */
-        bool replace_leftover;       /* FIRST: first remove a swap file a power cut left */
+        bool replace_leftover;       /* FIRST: first remove the plain swap file (no image, not active) at PATH */
+        bool rebuild_initramfs;      /* the initramfs is rebuilt: after a change, or one not carried into it yet */
+        bool remove_fresh;           /* FIRST, GROW: first remove PATH.thaw-new, which a power cut left */
         char why[PROVCONF_WHY_MAX];  /* one line: what it does, or why it refuses and what to do */
 };
 

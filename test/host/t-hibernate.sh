@@ -76,6 +76,20 @@ fi
 if ! grep -q "pointed it at" "$tmp/err"; then
     ok "--ticket-only leaves /sys/power/resume alone when it names thaw's swap"
 else not_ok "--ticket-only leaves /sys/power/resume alone when it names thaw's swap"; diag; fi
+# Another swap outranks thaw's: the hook cannot stop systemd-sleep, but writes no ticket.
+printf 'Filename Type Size Used Priority\n/dev/dm-0 partition 1048572 0 10\n/dev/vdb2 partition 4000 0 20\n' \
+    > "$root/proc/swaps"
+"$THAW" hibernate --ticket-only --root "$root" > "$tmp/out" 2> "$tmp/err"
+st=$?
+if [ "$st" -eq 1 ] && grep -q "/dev/vdb2 is active swap of priority 20, not below thaw's swap (10)" "$tmp/err" &&
+    grep -q "no ticket is written" "$tmp/err"; then
+    ok "--ticket-only with another swap of a higher priority: says so, no ticket, exit 1"
+else
+    not_ok "--ticket-only with another swap of a higher priority: says so, no ticket, exit 1 (status $st)"
+    diag
+fi
+printf 'Filename Type Size Used Priority\n/dev/dm-0 partition 1048572 0 10\n/dev/vdb2 partition 4000 0 5\n' \
+    > "$root/proc/swaps"
 echo 254:18 > "$root/sys/power/resume"
 echo "rd.thaw.name=other" > "$root/proc/cmdline"
 "$THAW" hibernate --ticket-only --root "$root" > "$tmp/out" 2> "$tmp/err"

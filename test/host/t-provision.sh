@@ -29,6 +29,7 @@ done
 rm -f "$fs/probe"
 root=$fs/root
 mkdir -p "$root/etc/thaw" "$root/dev" "$root/proc"
+chmod 0755 "$fs" "$root" # thaw provision refuses a swap file in a directory others can write
 : > "$root/proc/swaps"
 head -c 32 /dev/urandom > "$root/installkey"
 head -c 32 /dev/urandom > "$root/key"
@@ -72,6 +73,17 @@ prov 0 "a blank partition, no thaw.conf: first setup" \
     "first setup: format /dev/vdb as LUKS2 swap (80 MiB; the size rule asks for 64 MiB)" --dry-run
 [ "$(sums)" = "$before" ]
 result $? "--dry-run changes nothing"
+# A tag: resolved once, and what the setup is given is the device it names.
+mkdir -p "$root/dev/disk/by-partlabel"
+ln -s ../../vdb "$root/dev/disk/by-partlabel/swap"
+conf "device=PARTLABEL=swap" "key=keyfile:/nokey" "size=ram"
+prov 0 "device=PARTLABEL=swap: the plan names the partition it resolves to" \
+    "first setup: format /dev/vdb (PARTLABEL=swap) as LUKS2 swap (80 MiB" --dry-run
+prov 1 "device=PARTLABEL=swap: the setup gets /dev/vdb, and stops at the missing key before writing" \
+    "keyfile:/nokey"
+! grep -qF "PARTLABEL=swap" "$tmp/err" && [ "$(sums)" = "$before" ]
+result $? "the setup was never given the unresolved spec, and nothing was written"
+conf "device=/dev/vdb" "key=keyfile:/key" "size=ram"
 mem 100
 prov 1 "a partition smaller than the size rule: refused" \
     "refused: no room: /dev/vdb gives 80 MiB of swap, the size rule asks for 100 MiB" --dry-run
@@ -102,7 +114,14 @@ prov 0 "no swap file yet: first setup planned" "first setup: make /swapfile with
     --dry-run
 [ ! -e "$root/swapfile" ] && [ ! -e "$root/etc/thaw/thaw.conf" ]
 result $? "--dry-run makes nothing"
+# What a power cut in an earlier first setup left: the temporary name, removed.
+fallocate -l 1M "$root/swapfile.thaw-new"
 prov 0 "the first setup is carried out" "with --root: no initramfs is built"
+[ ! -e "$root/swapfile.thaw-new" ] && grep -qF "removed $root/swapfile.thaw-new" "$tmp/err"
+result $? "it removed the .thaw-new file a stopped setup left, and made the swap file under that name"
+grep -qF "ticket key is derived from the root's LUKS2 volume key, which every instance started from this image shares" \
+    "$tmp/err"
+result $? "a swap file's first setup warns that instances of one image share the root's volume key"
 [ "$(stat -c %s "$root/swapfile" 2> /dev/null)" = 16777216 ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
 result $? "it made a 16 MiB swap file and thaw.conf"
 cryptsetup open --test-passphrase --key-file "$root/key" "$root/dev/vdb" 2> "$tmp/err"
@@ -112,6 +131,13 @@ offset=$((first * $(stat -f -c %S "$root") / 4096))
 grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf"
 result $? "thaw.conf's offset= is where filefrag says the file starts ($offset)"
 
+[ -f "$root/var/lib/thaw/initramfs-stale" ]
+result $? "thaw.conf changed: /var/lib/thaw/initramfs-stale says the initramfs does not carry it yet"
+prov 0 "while it is there, the plan rebuilds the initramfs" \
+    "but the initramfs does not carry /etc/thaw/thaw.conf yet (/var/lib/thaw/initramfs-stale)" --dry-run
+prov 0 "with --no-initramfs the plan says it stays" "initramfs: not rebuilt (--no-initramfs)" \
+    --dry-run --no-initramfs
+rm "$root/var/lib/thaw/initramfs-stale"
 before=$(sums)
 prov 0 "the next boot: nothing to change" "nothing to change: /swapfile has 16 MiB, the size rule asks for 16 MiB"
 [ "$(sums)" = "$before" ]
@@ -128,16 +154,34 @@ before=$(sums)
 prov 1 "more memory, an image on the swap file: refused" "holds a hibernation image: not touched"
 [ "$(sums)" = "$before" ]
 result $? "the swap file with the image is not touched"
+grep -qF "given up (boot once with rd.thaw.mismatch=discard" "$tmp/err"
+result $? "and it says how to give the image up"
+# The same memory, an image kept on the swap file: no swap this boot, so said, and exit 1.
+mem 16
+prov 1 "an image kept on the swap file: a warning and exit 1" \
+    "/swapfile holds a hibernation image this boot did not resume (thaw status says why)"
+grep -qF "rd.thaw.mismatch=discard" "$tmp/err"
+result $? "the warning names rd.thaw.mismatch=discard"
+[ "$(sums)" = "$before" ]
+result $? "and the swap file is not touched"
+mem 32
 dd if="$tmp/swapfile.plain" of="$root/swapfile" bs=4096 count=1 conv=notrunc 2> /dev/null
 
 # More memory, no image: grown.
+conf_rest=$(grep -v '^offset=' "$root/etc/thaw/thaw.conf")
+# What a power cut in an earlier grow left: the half-made new file, removed first.
+fallocate -l 3M "$root/swapfile.thaw-new"
 prov 0 "more memory: grow planned" "grow the swap file: /swapfile has 16 MiB, the size rule asks for 32 MiB" --dry-run
+grep -qF "first removing the .thaw-new file a stopped grow left, 3 MiB" "$tmp/out"
+result $? "the plan says the .thaw-new file a stopped grow left is removed first"
 prov 0 "more memory: the swap file is grown" "grew $root/swapfile to 32 MiB"
+grep -qF "removed $root/swapfile.thaw-new, which a stopped grow left" "$tmp/err"
+result $? "it removed that file before making the new one"
 first=$(filefrag -v "$root/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); print $4}')
 offset=$((first * $(stat -f -c %S "$root") / 4096))
 [ "$(stat -c %s "$root/swapfile")" = 33554432 ] && grep -qx "offset=$offset" "$root/etc/thaw/thaw.conf" &&
     [ "$(dd if="$root/swapfile" bs=1 skip=4086 count=10 2> /dev/null)" = SWAPSPACE2 ] &&
-    [ ! -e "$root/swapfile.thaw-new" ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
+    [ ! -e "$root/swapfile.thaw-new" ] && [ "$(grep -v '^offset=' "$root/etc/thaw/thaw.conf")" = "$conf_rest" ]
 result $? "32 MiB of swap now, thaw.conf's offset= follows it ($offset), its other lines kept"
 
 # A power cut between the new file and thaw.conf: the next boot corrects the offset.
@@ -145,11 +189,43 @@ sed -i "s/^offset=.*/offset=12345/" "$root/etc/thaw/thaw.conf"
 prov 0 "thaw.conf's offset= not where the file starts: corrected" "wrote offset=$offset"
 prov 0 "then nothing to change" "nothing to change"
 
+# Set up, and more memory, but at the path a link or a file that is not swap: never grown over.
+mem 64
+mv "$root/swapfile" "$root/swapfile.real"
+echo "precious" > "$root/target"
+ln -s /target "$root/swapfile"
+prov 1 "a symbolic link at swapfile=: refused" "/swapfile is not a regular file (a symbolic link"
+[ "$(cat "$root/target")" = precious ] && [ -L "$root/swapfile" ] && [ ! -e "$root/swapfile.thaw-new" ]
+result $? "neither the link nor what it points at is touched"
+rm "$root/swapfile"
+{ echo "precious"; head -c 8192 /dev/zero; } > "$root/swapfile"
+sha=$(sha256sum < "$root/swapfile")
+prov 1 "a file that is not swap where thaw.conf's swap file was: refused" "/swapfile is not swap"
+[ "$(sha256sum < "$root/swapfile")" = "$sha" ] && [ ! -e "$root/swapfile.thaw-new" ]
+result $? "and not grown over"
+mv "$root/swapfile.real" "$root/swapfile"
+# A directory on the path that others can write: refused.
+mkdir -m 0777 "$root/open"
+conf "swapfile=/open/swapfile" "key=keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+prov 1 "a swap file in a directory others can write: refused" \
+    "/open/swapfile: /open is not a root-owned directory that only root can write" --dry-run
+rmdir "$root/open"
+conf "swapfile=/swapfile" "key=keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+mem 32
+prov 0 "back to thaw's swap file: nothing to change" "nothing to change"
+
 # A file at the path that is not swap, and no thaw.conf: never removed.
 rm "$root/etc/thaw/thaw.conf"
 echo "precious" > "$root/swapfile"
 prov 1 "a file that is not swap at swapfile=: refused" "/swapfile exists and is not swap"
 [ "$(cat "$root/swapfile")" = precious ]
 result $? "and left as it was"
+# A file whose first page is zero (a disk image, a database) and no thaw.conf: never taken for a
+# setup's leftover.
+{ head -c 4096 /dev/zero; echo "data after a zero header"; } > "$root/swapfile"
+sha=$(sha256sum < "$root/swapfile")
+prov 1 "a file with a zero first page at swapfile=: refused" "/swapfile exists and is not swap"
+[ "$(sha256sum < "$root/swapfile")" = "$sha" ]
+result $? "and left byte for byte as it was"
 
 finish

@@ -21,6 +21,7 @@ static int setup(void **state)
         ft_symlink("../../vdc1", "/dev/disk/by-partuuid/cafe-01");
         ft_symlink("../../vdb", "/dev/disk/by-label/thaw swap");
         ft_symlink("../../vdz", "/dev/disk/by-label/dangling");
+        ft_symlink("../../vdc1", "/dev/disk/by-partlabel/swap");
         return 0;
 }
 
@@ -40,6 +41,7 @@ static void test_tags_and_paths(void **state)
         expect("UUID=\"0b2c3f5e-1111-4222-8333-444455556666\"", "/dev/vdb");
         expect("PARTUUID=cafe-01", "/dev/vdc1");
         expect("LABEL=thaw swap", "/dev/vdb");
+        expect("PARTLABEL=swap", "/dev/vdc1");
         expect("/dev/vdb", "/dev/vdb");
         expect("/dev/disk/by-partuuid/cafe-01", "/dev/vdc1");
 }
@@ -61,7 +63,8 @@ static void test_malformed(void **state)
 
         (void)state;
         const char *bad[] = { "", "vdb", "UUID=", "UUID=\"\"", "LABEL=../../vdb", "LABEL=..", "UUID=a/b",
-                              "/etc/passwd", "/dev/../etc/passwd", "PARTLABEL=x", "uuid=abc" };
+                              "/etc/passwd", "/dev/../etc/passwd", "PARTLABL=x", "uuid=abc",
+                              "PARTLABEL=../vdb" };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 assert_int_equal(devspec_check(bad[i]), -EINVAL);
                 assert_int_equal(devspec_resolve(ft_root, bad[i], out, sizeof(out)), -EINVAL);

@@ -36,6 +36,19 @@ static void test_hibcheck_ready(void **state)
         assert_int_equal(h.needed_kib, 320000);
 }
 
+/* thaw provision changed thaw.conf, and the initramfs was not rebuilt since. */
+static void test_hibcheck_initramfs_stale(void **state)
+{
+        struct thaw_args a = configured();
+        struct hibcheck h;
+
+        (void)state;
+        ft_puts(ARGS_STALE_PATH, "");
+        assert_int_equal(hibcheck_run(ft_root, &a, "shutdown", &h), 1);
+        assert_non_null(strstr(h.problems, "the initramfs does not carry the current /etc/thaw/thaw.conf yet"));
+        assert_non_null(strstr(h.problems, "run thaw provision"));
+}
+
 static void test_hibcheck_problems(void **state)
 {
         struct thaw_args a = configured(), other = configured();
@@ -138,6 +151,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test_setup_teardown(test_hibcheck_ready, fakesys_setup, ft_teardown),
+                cmocka_unit_test_setup_teardown(test_hibcheck_initramfs_stale, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_problems, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_other_swap, fakesys_setup, ft_teardown),
                 cmocka_unit_test_setup_teardown(test_hibcheck_next_boot, fakesys_setup, ft_teardown),

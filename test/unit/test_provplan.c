@@ -5,6 +5,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "faketree.h"
@@ -89,18 +92,28 @@ static void test_provplan_swapfile(void **state)
         s.room = 4600 * MIB;
         p = decide(&c, &s);
         says(&p, PROVPLAN_REFUSE_ROOM, "asks for 4506 MiB of swap in /swapfile, but its file system has 4600 MiB");
-        /* A power cut in the first setup left the file (plain swap, or blank), no thaw.conf. */
+        /* A power cut in the first setup left PATH.thaw-new, no thaw.conf: that name goes. */
         s = machine();
-        s.exists = true;
+        s.fresh = s.fresh_regular = true;
+        p = decide(&c, &s);
+        says(&p, PROVPLAN_FIRST, "removing the .thaw-new file a stopped setup left");
+        assert_true(p.remove_fresh && !p.replace_leftover);
+        s.fresh_regular = false;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, ".thaw-new exists and is not a regular file");
+        /* Plain swap at PATH (no image, not active) and no thaw.conf: replaced. */
+        s = machine();
+        s.exists = s.regular = true;
         s.bytes = 4506 * MIB;
         s.kind_known = true;
         s.kind = SWSUSP_SWAP;
         p = decide(&c, &s);
-        says(&p, PROVPLAN_FIRST, "replacing the swap file a stopped setup left");
+        says(&p, PROVPLAN_FIRST, "replacing the plain swap file there");
         assert_true(p.replace_leftover);
+        /* A first page of zeros is no sign of thaw's: a disk image, a database can start so. */
         s.kind = SWSUSP_OTHER;
         s.blank = true;
-        assert_true(decide(&c, &s).replace_leftover);
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile exists and is not swap");
+        assert_false(p.replace_leftover);
         /* Anything else there is never removed. */
         s.blank = false;
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile exists and is not swap");
@@ -118,12 +131,39 @@ static void test_provplan_swapfile(void **state)
         set = machine();
         set.configured = true;
         set.conf_offset = 34816;
-        set.exists = true;
+        set.exists = set.regular = true;
         set.bytes = 4506 * MIB;
         set.kind_known = true;
         set.kind = SWSUSP_SWAP;
         says((p = decide(&c, &set), &p), PROVPLAN_NOTHING, "/swapfile has 4506 MiB, the size rule asks for 4506 MiB");
+        /* Only thaw's swap file is grown or repointed: not a link, not a file that is not swap. */
+        s = set;
+        s.mem_total_kib = 8 * 1024 * 1024;
+        s.regular = false;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not a regular file");
+        s.regular = true;
+        s.kind = SWSUSP_OTHER;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not swap");
+        s.offset_known = true;
+        s.file_offset = 1;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not swap");
+        s.kind_known = false;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile is not swap");
+        /* A directory on the path others can write: refused, whatever else is there. */
+        s = set;
+        snprintf(s.unsafe_dir, sizeof(s.unsafe_dir), "/var/swap");
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/var/swap is not a root-owned directory");
+        s = machine();
+        snprintf(s.unsafe_dir, sizeof(s.unsafe_dir), "/");
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "/swapfile: / is not a root-owned directory");
+        p = decide(&c, &set);
         assert_int_equal(p.have, 4506 * MIB);
+        assert_false(p.rebuild_initramfs);
+        /* A change to thaw.conf the initramfs does not carry yet (dracut failed, a power cut, --no-initramfs). */
+        s = set;
+        s.initramfs_stale = true;
+        says((p = decide(&c, &s), &p), PROVPLAN_NOTHING, "but the initramfs does not carry /etc/thaw/thaw.conf yet");
+        assert_true(p.rebuild_initramfs);
         /* Started with less memory: never shrunk. */
         s = set;
         s.mem_total_kib = 2 * 1024 * 1024;
@@ -132,6 +172,21 @@ static void test_provplan_swapfile(void **state)
         s = set;
         s.mem_total_kib = 8 * 1024 * 1024;
         says((p = decide(&c, &s), &p), PROVPLAN_GROW, "/swapfile has 4506 MiB, the size rule asks for 9012 MiB");
+        assert_true(p.rebuild_initramfs);
+        assert_false(p.remove_fresh);
+        /* A grow a power cut stopped left PATH.thaw-new: removed first, and its room counts as free. */
+        s.room = 9012 * MIB;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_ROOM, "its file system has 9012 MiB free");
+        s.fresh = s.fresh_regular = true;
+        s.fresh_bytes = 4000 * MIB;
+        says((p = decide(&c, &s), &p), PROVPLAN_GROW, "(first removing the .thaw-new file a stopped grow left, "
+                                                      "4000 MiB)");
+        assert_true(p.remove_fresh);
+        s.fresh_regular = false;
+        s.fresh_bytes = 0;
+        says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, ".thaw-new exists and is not a regular file");
+        s.fresh = false;
+        s.room = set.room;
         /* ...unless an image is on it (a boot that did not resume it)... */
         s.kind = SWSUSP_IMAGE;
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_IMAGE, "holds a hibernation image: not touched");
@@ -176,6 +231,11 @@ static void test_provplan_device(void **state)
         s.bytes = 4096 * MIB + PROVPLAN_LUKS_BYTES;
         says((p = decide(&c, &s), &p), PROVPLAN_FIRST, "format PARTLABEL=swap as LUKS2 swap (4096 MiB; the size "
                                                        "rule asks for 4096 MiB), open it as /dev/mapper/thaw-swap");
+        /* The spec resolved once under the root: the plan names what is formatted. */
+        snprintf(s.device, sizeof(s.device), "/r/dev/vdb");
+        s.device_root = 2;
+        says((p = decide(&c, &s), &p), PROVPLAN_FIRST, "format /dev/vdb (PARTLABEL=swap) as LUKS2 swap");
+        s.device[0] = '\0';
         /* Never formatted over something. */
         snprintf(s.signature, sizeof(s.signature), "ext4");
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "holds ext4 and /etc/thaw/thaw.conf is missing");
@@ -215,6 +275,7 @@ static void test_provplan_observe(void **state)
         struct provconf c = swapfile_conf();
         struct provstate s;
         uint8_t page[4096] = { 0 };
+        char path[PATH_MAX];
 
         (void)state;
         assert_int_equal(provplan_observe(ft_root, &c, &s), -ENOENT); /* no meminfo */
@@ -228,8 +289,31 @@ static void test_provplan_observe(void **state)
         /* A blank file (a power cut right after it was allocated). */
         ft_put("/swapfile", page, sizeof(page));
         assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
-        assert_true(s.exists && s.kind_known && s.blank && !s.active);
+        assert_true(s.exists && s.regular && s.kind_known && s.blank && !s.active);
         assert_int_equal(s.bytes, 4096);
+        assert_string_equal(s.unsafe_dir, "");
+        /* A directory on the path that group or others can write. */
+        snprintf(c.swapfile, sizeof(c.swapfile), "/var/swap/swapfile");
+        ft_put("/var/swap/swapfile", page, sizeof(page));
+        ft_abs(path, sizeof(path), "/var");
+        assert_int_equal(chmod(path, 0775), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_string_equal(s.unsafe_dir, "/var");
+        assert_int_equal(chmod(path, 0755), 0);
+        ft_abs(path, sizeof(path), "/var/swap");
+        assert_int_equal(chmod(path, 01777), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_string_equal(s.unsafe_dir, "/var/swap");
+        assert_int_equal(chmod(path, 0700), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_string_equal(s.unsafe_dir, "");
+        /* A symbolic link at the path: not a regular file. */
+        ft_abs(path, sizeof(path), "/var/swap/swapfile");
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(symlink("/swapfile", path), 0);
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_true(s.exists && !s.regular && !s.kind_known);
+        c = swapfile_conf();
         /* A hibernation image's header page. */
         memcpy(page + 4076, "SWAPSPACE2", 10);
         memcpy(page + 4086, "S1SUSPEND", 10);
@@ -239,7 +323,10 @@ static void test_provplan_observe(void **state)
         ft_puts("/proc/swaps", "Filename Type Size Used Priority\n/swapfile file 4 0 -2\n");
         ft_puts("/etc/thaw/thaw.conf", "device=UUID=1234\nkey=tpm2\nname=root\noffset=34816\n");
         assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
-        assert_true(s.configured && s.active);
+        assert_true(s.configured && s.active && !s.initramfs_stale);
+        ft_puts("/var/lib/thaw/initramfs-stale", "");
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_true(s.initramfs_stale);
         assert_int_equal(s.conf_offset, 34816);
         assert_string_equal(s.conf_device, "UUID=1234");
         /* Any thaw.conf, even one that names no key, is never set up over. */

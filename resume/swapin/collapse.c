@@ -112,20 +112,6 @@ static int targets_of(const struct swapped_list *pages, struct target **out, siz
         return 0;
 }
 
-static int open_proc(const char *root, pid_t pid, const char *what)
-{
-        char rel[64], path[PATH_MAX];
-        int r = snprintf(rel, sizeof(rel), "/proc/%d/%s", (int)pid, what);
-
-        if (r < 0 || (size_t)r >= sizeof(rel))
-                return -EINVAL;
-        r = util_path(path, sizeof(path), root, rel);
-        if (r < 0)
-                return r;
-        r = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        return r < 0 ? -errno : r;
-}
-
 struct vma {
         uint64_t start, end;
         int anon;      /* private, no file behind it */
@@ -219,7 +205,7 @@ static int eligible(struct collapse_job *cj, const struct swapin_proc *proc, str
 
         if (!out)
                 return -ENOMEM;
-        fd = open_proc(cj->root, proc->pid, "smaps");
+        fd = pagemap_open_proc(cj->root, proc->pid, "smaps", O_RDONLY);
         /* Security: alive after the open, so the file opened is the scanned process's, not a reused PID's. */
         if (fd >= 0 && !cj->alive(proc->pidfd)) {
                 close(fd);
@@ -378,7 +364,7 @@ static int one_proc(struct collapse_job *cj, const struct swapin_proc *p, struct
         k = eligible(cj, p, t, n);
         if (k <= 0)
                 return 0; /* gone, or nothing eligible */
-        fd = open_proc(cj->root, p->pid, "pagemap");
+        fd = pagemap_open_proc(cj->root, p->pid, "pagemap", O_RDONLY);
         if (fd < 0)
                 return 0;
         /* Security: as smaps, the pagemap opened is the scanned process's only if it is still there. */

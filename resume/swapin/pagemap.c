@@ -159,7 +159,7 @@ static int smaps_line(int pfd, const char *line, struct vma *v, const struct swa
         return 0;
 }
 
-static int open_at(const char *root, pid_t pid, const char *what, int flags)
+int pagemap_open_proc(const char *root, pid_t pid, const char *what, int flags)
 {
         char rel[64], path[PATH_MAX];
         int r = snprintf(rel, sizeof(rel), "/proc/%d/%s", (int)pid, what);
@@ -184,10 +184,10 @@ int pagemap_scan(const char *root, pid_t pid, uint32_t proc, uint8_t cls, struct
 
         if (pid <= 0)
                 return -EINVAL;
-        mfd = open_at(root, pid, "smaps", O_RDONLY);
+        mfd = pagemap_open_proc(root, pid, "smaps", O_RDONLY);
         if (mfd < 0)
                 return mfd;
-        pfd = open_at(root, pid, "pagemap", O_RDONLY);
+        pfd = pagemap_open_proc(root, pid, "pagemap", O_RDONLY);
         if (pfd < 0) {
                 close(mfd);
                 return pfd;

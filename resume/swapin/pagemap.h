@@ -47,4 +47,7 @@ int pagemap_swap_entry(uint64_t entry, unsigned *type, uint64_t *offset);
  */
 int pagemap_scan(const char *root, pid_t pid, uint32_t proc, uint8_t cls, struct swapped_list *list);
 
+/* Opens ROOT/proc/PID/WHAT (smaps, pagemap) with flags | O_CLOEXEC; the fd or -errno. */
+int pagemap_open_proc(const char *root, pid_t pid, const char *what, int flags);
+
 void swapped_list_free(struct swapped_list *list);

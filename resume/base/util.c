@@ -222,6 +222,33 @@ int util_parse_u64(const char *s, uint64_t max, uint64_t *out)
         return 0;
 }
 
+int util_parse_bytes(const char *s, uint64_t max, uint64_t *out)
+{
+        char digits[24];
+        size_t n = strspn(s, "0123456789");
+        unsigned shift = 0;
+        uint64_t v;
+        int r;
+
+        if (n == 0 || n >= sizeof(digits) || (s[n] && s[n + 1]))
+                return -EINVAL;
+        switch (s[n]) {
+        case '\0': break;
+        case 'K': case 'k': shift = 10; break;
+        case 'M': case 'm': shift = 20; break;
+        case 'G': case 'g': shift = 30; break;
+        case 'T': case 't': shift = 40; break;
+        default: return -EINVAL;
+        }
+        memcpy(digits, s, n);
+        digits[n] = '\0';
+        r = util_parse_u64(digits, max >> shift, &v);
+        if (r < 0)
+                return r;
+        *out = v << shift;
+        return 0;
+}
+
 int util_why(char *why, size_t size, int r, const char *fmt, ...)
 {
         va_list ap;

@@ -29,6 +29,8 @@ void util_rstrip(char *s);
 void util_unescape_octal(char *s);
 
 int util_parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* "4096", "600M", "2G", "1T" (K, M, G, T: powers of 1024): bytes, at most max. -EINVAL / -ERANGE. */
+int util_parse_bytes(const char *s, uint64_t max, uint64_t *out);
 /*
  * Why something failed, into why (nothing if why is NULL or size 0), and r back, for the library's
  * one-line reasons: return util_why(why, size, -EINVAL, "\"%s\" is missing", name);

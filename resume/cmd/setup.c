@@ -110,29 +110,12 @@ static void usage(FILE *f)
 /* "4096", "600M", "2G": bytes, rounded down to whole pages. */
 static int parse_size(const char *s, uint64_t *out)
 {
-        char digits[32];
-        size_t n = strspn(s, "0123456789");
-        unsigned shift = 0;
         uint64_t v;
-        int r;
+        int r = util_parse_bytes(s, UINT64_MAX >> 1, &v);
 
-        if (n == 0 || n >= sizeof(digits))
-                return -EINVAL;
-        memcpy(digits, s, n);
-        digits[n] = '\0';
-        if (s[n] && s[n + 1])
-                return -EINVAL;
-        switch (s[n]) {
-        case '\0': break;
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        default: return -EINVAL;
-        }
-        r = util_parse_u64(digits, (UINT64_MAX >> 1) >> shift, &v);
         if (r < 0)
                 return r;
-        *out = (v << shift) / SWSUSP_PAGE * SWSUSP_PAGE;
+        *out = v / SWSUSP_PAGE * SWSUSP_PAGE;
         return 0;
 }
 

@@ -40,30 +40,8 @@ static int parse_milli(const char *s, size_t n, uint64_t *out)
 
 int provconf_parse_bytes(const char *s, uint64_t *out)
 {
-        char digits[24];
-        size_t n = strspn(s, "0123456789");
-        unsigned shift = 0;
-        uint64_t v;
-        int r;
-
-        if (n == 0 || n >= sizeof(digits) || (s[n] && s[n + 1]))
-                return -EINVAL;
-        switch (s[n]) {
-        case '\0': break;
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        case 'T': case 't': shift = 40; break;
-        default: return -EINVAL;
-        }
-        memcpy(digits, s, n);
-        digits[n] = '\0';
         /* At most 2^62 bytes: every sum the size rule makes then fits. */
-        r = util_parse_u64(digits, (UINT64_C(1) << 62) >> shift, &v);
-        if (r < 0)
-                return r;
-        *out = v << shift;
-        return 0;
+        return util_parse_bytes(s, UINT64_C(1) << 62, out);
 }
 
 int provconf_parse_size(const char *s, struct provsize *out)

@@ -105,34 +105,22 @@ int swapplan_parse_size(const char *s, uint64_t mem_total_kib, uint64_t *kib)
 {
         char num[32];
         size_t n = strlen(s);
-        unsigned shift = 0;
         uint64_t v;
-        int r, percent = 0;
+        int r;
 
-        if (n == 0 || n >= sizeof(num))
-                return -EINVAL;
-        memcpy(num, s, n + 1);
-        switch (num[n - 1]) {
-        case '%': percent = 1; break;
-        case 'K': case 'k': shift = 10; break;
-        case 'M': case 'm': shift = 20; break;
-        case 'G': case 'g': shift = 30; break;
-        case 'T': case 't': shift = 40; break;
-        default: n++; break;
-        }
-        num[n - 1] = '\0';
-        r = util_parse_u64(num, UINT64_MAX, &v);
-        if (r < 0)
-                return r;
-        if (percent) {
-                if (v > 100)
-                        return -ERANGE;
+        if (n > 0 && n < sizeof(num) && s[n - 1] == '%') {
+                memcpy(num, s, n - 1);
+                num[n - 1] = '\0';
+                r = util_parse_u64(num, 100, &v);
+                if (r < 0)
+                        return r;
                 *kib = mem_total_kib / 100 * v + mem_total_kib % 100 * v / 100;
                 return 0;
         }
-        if (v > (UINT64_MAX >> shift))
-                return -ERANGE;
-        *kib = (v << shift) / 1024;
+        r = util_parse_bytes(s, UINT64_MAX, &v);
+        if (r < 0)
+                return r;
+        *kib = v / 1024;
         return 0;
 }
 

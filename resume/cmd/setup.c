@@ -100,7 +100,7 @@ static void usage(FILE *f)
                    "                    (hibernate with thaw hibernate, which writes the image\n"
                    "                    itself: Linux 6.1's own writer loses its end, thaw(8))\n"
                    "  -s, --swapfile PATH  make the swap file PATH on an encrypted root instead\n"
-                   "  -S, --size SIZE   size of the swap file (bytes; K, M, G: powers of 1024)\n"
+                   "  -S, --size SIZE   size of the swap file (bytes; K, M, G, T: powers of 1024)\n"
                    "  -u, --unlock CHAIN  sources of a key the root's container takes already (the\n"
                    "                    first that unlocks it adds the keyslots)\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
@@ -131,7 +131,7 @@ static enum cmd_status parse_swapfile(struct setup_opts *o, const char *size, bo
                 return CMD_USAGE;
         }
         if (parse_size(size, &o->size) < 0 || o->size < (uint64_t)SWAP_MIN_PAGES * SWSUSP_PAGE) {
-                log_msg(LOG_ERR, "--size %s is not a size of at least %d pages (bytes, or with K, M, G)",
+                log_msg(LOG_ERR, "--size %s is not a size of at least %d pages (bytes, or with K, M, G, T)",
                         size, SWAP_MIN_PAGES);
                 return CMD_USAGE;
         }

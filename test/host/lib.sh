@@ -27,6 +27,26 @@ need() {
     done
 }
 
+# fiemap_dir NAME: $fs, a new directory NAME.XXXXXX on a file system with FIEMAP (a swap file needs
+# a disk file system: /tmp is often tmpfs, which has none; then the repository's build/ directory,
+# which is on a disk wherever the tree was checked out), removed at exit; or the test is skipped.
+fiemap_dir() {
+    fs=""
+    # shellcheck disable=SC2016 # expanded at exit
+    at_exit '[ -z "$fs" ] || rm -rf "$fs"'
+    for lib_base in "$tmp" "$top/build"; do
+        mkdir -p "$lib_base" 2> /dev/null
+        fs=$(mktemp -d "$lib_base/$1.XXXXXX" 2> /dev/null) || { fs=""; continue; }
+        if fallocate -l 65536 "$fs/probe" 2> /dev/null && filefrag -v "$fs/probe" 2> /dev/null | grep -q '^ *0:'; then
+            rm -f "$fs/probe"
+            return 0
+        fi
+        rm -rf "$fs"
+        fs=""
+    done
+    skip "no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
+}
+
 # TAP: one line per check, numbered by $n; $failed counts the failures; finish ends the test.
 n=0
 failed=0

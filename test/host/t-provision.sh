@@ -12,21 +12,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 need cryptsetup filefrag stat fallocate sha256sum
 
-fiemap_in() {
-    fallocate -l 65536 "$1/probe" 2> /dev/null && filefrag -v "$1/probe" 2> /dev/null | grep -q '^ *0:'
-}
-fs=""
-# shellcheck disable=SC2016 # expanded at exit
-at_exit '[ -z "$fs" ] || rm -rf "$fs"'
-for base in "$tmp" "$top/build"; do
-    mkdir -p "$base" 2> /dev/null
-    fs=$(mktemp -d "$base/t-provision.XXXXXX" 2> /dev/null) || { fs=""; continue; }
-    fiemap_in "$fs" && break
-    rm -rf "$fs"
-    fs=""
-done
-[ -n "$fs" ] || skip "no directory on a file system with FIEMAP (${TMPDIR:-/tmp} and build/ are not on one)"
-rm -f "$fs/probe"
+fiemap_dir t-provision
 root=$fs/root
 mkdir -p "$root/etc/thaw" "$root/dev" "$root/proc"
 chmod 0755 "$fs" "$root" # thaw provision refuses a swap file in a directory others can write

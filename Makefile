@@ -144,6 +144,12 @@ test: deps
 bench-swapin: all
 	BENCH_OUT=$(B)/bench-swapin.txt test/bench/bench-swapin/bench.sh
 
+# Not part of make test: the whole round trip, hibernate to the workload back at 90%, stock dracut
+# (crypt, resume) against thaw and its alternatives; ROUNDS= rounds (default 3), table in $(B)/bench-roundtrip.txt.
+ROUNDS ?= $(or $(BENCH_ROUNDS),3)
+bench-roundtrip: all
+	BENCH_OUT=$(B)/bench-roundtrip.txt BENCH_ROUNDS=$(ROUNDS) test/bench/bench-roundtrip/bench.sh
+
 # Not part of make test: thaw hibernate's defaults vs --reclaim vs --image-size 0, table in $(B)/bench-hibernate.txt.
 bench-hibernate: all
 	BENCH_OUT=$(B)/bench-hibernate.txt test/bench/bench-hibernate/bench.sh
@@ -189,4 +195,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate soak
+.PHONY: all deps check check-qemu test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate bench-roundtrip soak

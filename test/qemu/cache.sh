@@ -152,9 +152,10 @@ tq_build_initramfs() {
     rm -f "$TQ_CACHE/dracut-conf.d/thaw.conf"
 }
 
-# tq_dracut BASE TMPDIR MODULES OUT: runs the unpacked dracut on module tree BASE.
+# tq_dracut BASE TMPDIR MODULES OUT [DRACUT-ARG...]: runs the unpacked dracut on module tree BASE.
 tq_dracut() {
     local base=$1 tmp=$2 mods=$3 out=$4
+    shift 4
     mkdir -p "$tmp" "$TQ_CACHE/dracut-conf.d"
     # --drivers (not --add-drivers) keeps the initramfs to what a virtio VM needs: kernel-modules
     # would otherwise copy every storage driver, and TCG pays for each byte unpacked.
@@ -162,7 +163,7 @@ tq_dracut() {
         bash "$TQ_CACHE/dracut/root/usr/bin/dracut" --force --quiet --no-hostonly --no-hostonly-cmdline \
         --kver "$TQ_KVER" --kmoddir "$(tq_kmoddir)" --conf /dev/null --confdir "$TQ_CACHE/dracut-conf.d" \
         --tmpdir "$tmp" --modules "$mods" --drivers "${TQ_MODULES//$'\n'/ }" \
-        --no-compress --no-early-microcode --nofscks "$out.tmp" \
+        --no-compress --no-early-microcode --nofscks "$@" "$out.tmp" \
         || tq_die "dracut failed"
     mv "$out.tmp" "$out"
 }
@@ -196,6 +197,27 @@ tq_build_initramfs_systemd() {
     tq_dracut "$base" "$TQ_CACHE/dracut-tmp-$variant" \
         "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block resume thaw $more" "$out"
     rm -f "$TQ_CACHE/dracut-conf.d/thaw.conf"
+}
+
+# The stock initramfs of make bench-roundtrip: what Debian 12's dracut makes where systemd is
+# installed, with crypt and resume and no thaw, and the swap's key file KEYFILE installed as
+# /etc/bench-swap.key (rd.luks.key=). Sets TQ_INITRD; built once per input, KEYFILE's bytes included.
+tq_build_initramfs_stock() {
+    local keyfile=$1 key base out sdver variant=stock-initramfs
+    sdver=$(dpkg-query -W -f '${Version}' systemd 2> /dev/null)
+    [[ -n $sdver && -x /lib/systemd/systemd ]] || tq_skip "systemd is not installed (run make deps)"
+    key=$(tq_hash "$keyfile" "${BASH_SOURCE[0]}" <(echo "$TQ_KVER systemd $sdver"))
+    out=$TQ_CACHE/$variant-$key.img
+    # shellcheck disable=SC2034 # read by harness.sh's tq_boot
+    TQ_INITRD=$out
+    [[ -s $out ]] && return 0
+    tq_log "building the $variant with dracut (host's systemd $sdver, crypt and resume, no thaw)"
+    base=$TQ_CACHE/dracut-base-$variant
+    rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp-$variant"
+    cp -a "$TQ_CACHE/dracut/root/usr/lib/dracut" "$base"
+    tq_dracut "$base" "$TQ_CACHE/dracut-tmp-$variant" \
+        "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block crypt resume" "$out" \
+        --include "$keyfile" /etc/bench-swap.key
 }
 
 # Copies an executable and the shared libraries ldd reports into root tree $2.

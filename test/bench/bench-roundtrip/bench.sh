@@ -59,8 +59,12 @@ thaw_initrd=$TQ_INITRD
 # every boot (the guest's fw_cfg list is the one of its hibernating boot).
 TQ_QEMU_EXTRA=(-fw_cfg "name=opt/test/after,file=$TQ_WORK/after")
 
+# cryptsetup's argon2 threads need libgcc_s (pthread_exit), which the shared root image lacks: this
+# run's root has it, and each contender starts from a copy of that root.
+tq_root_add /lib/x86_64-linux-gnu/libgcc_s.so.1
+cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.base"
 fresh_disks() {
-    cp --sparse=always "$TQ_ROOT_BASE" "$TQ_WORK/root.img"
+    cp --sparse=always "$TQ_WORK/root.base" "$TQ_WORK/root.img"
     truncate -s 0 "$TQ_WORK/swap.img"
     truncate -s "${TQ_SWAP_MIB}M" "$TQ_WORK/swap.img"
 }

@@ -46,23 +46,6 @@ ptime() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed -n 's/.*| \[ *\([0-9.]*\)\
 kfield() { grep -m1 -oE -- "$2 [0-9.]+" "$TQ_WORK/$1.log" | grep -oE '[0-9.]+$'; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.2f", a - b }'; }
 
-tq_prepare
-load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-tq_workdir bench-roundtrip
-stock_key=$TQ_CACHE/bench-roundtrip-stock.key
-[[ -s $stock_key ]] || (umask 077; head -c 32 /dev/urandom > "$stock_key")
-tq_build_initramfs_stock "$stock_key"
-stock_initrd=$TQ_INITRD
-tq_build_initramfs_systemd
-thaw_initrd=$TQ_INITRD
-# What the stock guest does after the resume, read from QEMU only then; the same name and size on
-# every boot (the guest's fw_cfg list is the one of its hibernating boot).
-TQ_QEMU_EXTRA=(-fw_cfg "name=opt/test/after,file=$TQ_WORK/after")
-
-# cryptsetup's argon2 threads need libgcc_s (pthread_exit), which the shared root image lacks: this
-# run's root has it, and each contender starts from a copy of that root.
-tq_root_add /lib/x86_64-linux-gnu/libgcc_s.so.1
-cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.base"
 fresh_disks() {
     cp --sparse=always "$TQ_WORK/root.base" "$TQ_WORK/root.img"
     truncate -s 0 "$TQ_WORK/swap.img"
@@ -97,7 +80,7 @@ res_row() {
 # (ticket, image, what else comes before the handoff), and the total device -> handoff.
 thaw_parts() {
     local u=$1 dev hook unl hand key slot
-    dev=$(ptime "$u" "] [vdb] ") hook=$(ptime "$u" "running thaw resume")
+    dev=$(ptime "$u" ": [vdb] ") hook=$(ptime "$u" "running thaw resume")
     unl=$(ptime "$u" "thaw: unlocked ") hand=$(ptime "$u" "thaw: resuming from ")
     key=$(kfield "$u" 'thaw: unlocked .*\(key') slot=$(kfield "$u" 'thaw: unlocked .*keyslot and mapping')
     [[ -n $dev && -n $hook && -n $unl && -n $hand && -n $key && -n $slot ]] || return 0
@@ -105,58 +88,92 @@ thaw_parts() {
         printf "%.0f %d %d %.0f %.0f %.0f\n", (h - d) * 1000, k, s, (u - h) * 1000 - k - s, (f - u) * 1000, (f - d) * 1000 }'
 }
 
-rows=() parts=()
-for ((r = 1; r <= ROUNDS; r++)); do
-    # The contenders in a rotated order each round.
-    order=("${variants[@]:$(((r - 1) % ${#variants[@]}))}" "${variants[@]:0:$(((r - 1) % ${#variants[@]}))}")
-    for v in "${order[@]}"; do
-        fresh_disks
-        h=hib-$v-$r
-        printf 'nothing' > "$TQ_WORK/after"
-        if [[ $v == stock ]]; then
-            uuid=$(cat /proc/sys/kernel/random/uuid)
-            TQ_INITRD=$stock_initrd TQ_THAW_ARGS="" tq_sleep_boot_checked "$h" rt "$stock_key" thaw.rt=stock \
-                "thaw.uuid=$uuid" "thaw.limit=$LIMIT"
-            tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
-            hib=$(hib_row "$h")
-            cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.img.hib"
-            cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap.img.hib"
-            # Nothing and swapoff first in turn.
-            afters=(nothing swapoff)
-            ((r % 2)) || afters=(swapoff nothing)
-            for a in "${afters[@]}"; do
-                u=res-stock-$a-$r
-                cp --sparse=always "$TQ_WORK/root.img.hib" "$TQ_WORK/root.img"
-                cp --sparse=always "$TQ_WORK/swap.img.hib" "$TQ_WORK/swap.img"
-                printf '%s' "$a" > "$TQ_WORK/after"
-                TQ_INITRD=$stock_initrd TQ_THAW_ARGS="" tq_sleep_boot_checked "$u" resume "$stock_key" \
-                    "rd.luks.uuid=$uuid" rd.luks.key=/etc/bench-swap.key "resume=/dev/mapper/luks-$uuid"
-                tq_check "$u: systemd-cryptsetup opened the swap, the kernel loaded the image" tq_has "$u" "PM: Image loading done"
+# run_rounds: every boot of every round; each contender-round adds its row to $TQ_WORK/rows.
+run_rounds() {
+    tq_prepare
+    tq_workdir bench-roundtrip
+    cut -d' ' -f1-3 /proc/loadavg > "$TQ_WORK/load-start"
+    stock_key=$TQ_CACHE/bench-roundtrip-stock.key
+    [[ -s $stock_key ]] || (umask 077; head -c 32 /dev/urandom > "$stock_key")
+    tq_build_initramfs_stock "$stock_key"
+    stock_initrd=$TQ_INITRD
+    tq_build_initramfs_systemd
+    thaw_initrd=$TQ_INITRD
+    # What the stock guest does after the resume, read from QEMU only then; the same name and size on
+    # every boot (the guest's fw_cfg list is the one of its hibernating boot).
+    TQ_QEMU_EXTRA=(-fw_cfg "name=opt/test/after,file=$TQ_WORK/after")
+
+    # cryptsetup's argon2 threads need libgcc_s (pthread_exit), which the shared root image lacks: this
+    # run's root has it, and each contender starts from a copy of that root.
+    tq_root_add /lib/x86_64-linux-gnu/libgcc_s.so.1
+    cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.base"
+    for ((r = 1; r <= ROUNDS; r++)); do
+        # The contenders in a rotated order each round.
+        order=("${variants[@]:$(((r - 1) % ${#variants[@]}))}" "${variants[@]:0:$(((r - 1) % ${#variants[@]}))}")
+        for v in "${order[@]}"; do
+            fresh_disks
+            h=hib-$v-$r
+            printf 'nothing' > "$TQ_WORK/after"
+            if [[ $v == stock ]]; then
+                uuid=$(cat /proc/sys/kernel/random/uuid)
+                TQ_INITRD=$stock_initrd TQ_THAW_ARGS="" tq_sleep_boot_checked "$h" rt "$stock_key" thaw.rt=stock \
+                    "thaw.uuid=$uuid" "thaw.limit=$LIMIT"
+                tq_check "$h: the kernel wrote the image" tq_has "$h" "PM: hibernation: Wrote"
+                hib=$(hib_row "$h")
+                cp --sparse=always "$TQ_WORK/root.img" "$TQ_WORK/root.img.hib"
+                cp --sparse=always "$TQ_WORK/swap.img" "$TQ_WORK/swap.img.hib"
+                # Nothing and swapoff first in turn.
+                afters=(nothing swapoff)
+                ((r % 2)) || afters=(swapoff nothing)
+                for a in "${afters[@]}"; do
+                    u=res-stock-$a-$r
+                    cp --sparse=always "$TQ_WORK/root.img.hib" "$TQ_WORK/root.img"
+                    cp --sparse=always "$TQ_WORK/swap.img.hib" "$TQ_WORK/swap.img"
+                    printf '%s' "$a" > "$TQ_WORK/after"
+                    TQ_INITRD=$stock_initrd TQ_THAW_ARGS="" tq_sleep_boot_checked "$u" resume "$stock_key" \
+                        "rd.luks.uuid=$uuid" rd.luks.key=/etc/bench-swap.key "resume=/dev/mapper/luks-$uuid"
+                    tq_check "$u: systemd-cryptsetup opened the swap, the kernel loaded the image" tq_has "$u" "PM: Image loading done"
+                    tq_check "$u: the workload was back at 90% or the limit hit" tq_has "$u" "THAW-TEST: bench: back to 90%"
+                    tq_check "$u: the resumed system did '$a'" tq_has "$u" "THAW-TEST: bench: after the resume: $a"
+                    echo "stock-$a $r $hib $(res_row "$u")" >> "$TQ_WORK/rows"
+                done
+                rm -f "$TQ_WORK/root.img.hib" "$TQ_WORK/swap.img.hib"
+            else
+                TQ_INITRD=$thaw_initrd tq_sleep_boot_checked "$h" rt "$TQ_WORK/key" thaw.rt=thaw \
+                    "thaw.hibargs=${hibargs[$v]}" "thaw.limit=$LIMIT"
+                tq_check "$h: the image was written" tq_image_written "$h"
+                hib=$(hib_row "$h")
+                u=res-$v-$r
+                TQ_INITRD=$thaw_initrd tq_sleep_boot_checked "$u" resume "$TQ_WORK/key"
+                tq_check "$u: thaw handed the image to the kernel" tq_has "$u" "thaw: resuming from /dev/mapper/thaw-swap"
+                tq_check "$u: the kernel loaded the image" tq_has "$u" "PM: Image loading done"
                 tq_check "$u: the workload was back at 90% or the limit hit" tq_has "$u" "THAW-TEST: bench: back to 90%"
-                tq_check "$u: the resumed system did '$a'" tq_has "$u" "THAW-TEST: bench: after the resume: $a"
-                rows+=("stock-$a $r $hib $(res_row "$u")")
-            done
-            rm -f "$TQ_WORK/root.img.hib" "$TQ_WORK/swap.img.hib"
-        else
-            TQ_INITRD=$thaw_initrd tq_sleep_boot_checked "$h" rt "$TQ_WORK/key" thaw.rt=thaw \
-                "thaw.hibargs=${hibargs[$v]}" "thaw.limit=$LIMIT"
-            tq_check "$h: the image was written" tq_image_written "$h"
-            hib=$(hib_row "$h")
-            u=res-$v-$r
-            TQ_INITRD=$thaw_initrd tq_sleep_boot_checked "$u" resume "$TQ_WORK/key"
-            tq_check "$u: thaw handed the image to the kernel" tq_has "$u" "thaw: resuming from /dev/mapper/thaw-swap"
-            tq_check "$u: the kernel loaded the image" tq_has "$u" "PM: Image loading done"
-            tq_check "$u: the workload was back at 90% or the limit hit" tq_has "$u" "THAW-TEST: bench: back to 90%"
-            rows+=("$v $r $hib $(res_row "$u")")
-            p=$(thaw_parts "$u")
-            [[ -n $p ]] && parts+=("$v $r $p")
-        fi
+                echo "$v $r $hib $(res_row "$u")" >> "$TQ_WORK/rows"
+            fi
+        done
     done
+}
+
+# BENCH_TABLE_ONLY=1: no boots, the table again from the last run's rows and serial logs.
+if [[ ${BENCH_TABLE_ONLY:-0} == 1 ]]; then
+    TQ_WORK=$TQ_CACHE/run/bench-roundtrip
+    [[ -s $TQ_WORK/rows ]] || tq_die "no rows of a run in $TQ_WORK"
+else
+    run_rounds
+fi
+
+mapfile -t rows < "$TQ_WORK/rows"
+parts=()
+for row in "${rows[@]}"; do
+    read -r v r _ <<< "$row"
+    [[ $v == thaw* ]] || continue
+    p=$(thaw_parts "res-$v-$r")
+    [[ -n $p ]] && parts+=("$v $r $p")
 done
 
 mkdir -p "$(dirname "$OUT")"
 {
-    echo "make bench-roundtrip, $(date -u '+%Y-%m-%d %H:%M UTC'), host load at start $load_start, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "make bench-roundtrip, $(date -u '+%Y-%m-%d %H:%M UTC'), host load at start $(cat "$TQ_WORK/load-start"), at end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB, swap disk ${TQ_SWAP_MIB} MiB;" \
         "$ROUNDS round(s), contenders interleaved; medians (min-max)"
     echo "$(tq_kernel_package); dracut $(cat "$TQ_CACHE/dracut/.done"), systemd $(dpkg-query -W -f '${Version}' systemd)"

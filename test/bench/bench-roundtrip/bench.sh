@@ -152,6 +152,7 @@ run_rounds() {
             fi
         done
     done
+    cut -d' ' -f1-3 /proc/loadavg > "$TQ_WORK/load-end"
 }
 
 # BENCH_TABLE_ONLY=1: no boots, the table again from the last run's rows and serial logs.
@@ -173,7 +174,7 @@ done
 
 mkdir -p "$(dirname "$OUT")"
 {
-    echo "make bench-roundtrip, $(date -u '+%Y-%m-%d %H:%M UTC'), host load at start $(cat "$TQ_WORK/load-start"), at end $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "make bench-roundtrip, $(date -u '+%Y-%m-%d %H:%M UTC'), host load at start $(cat "$TQ_WORK/load-start"), at end $(cat "$TQ_WORK/load-end")"
     echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB, swap disk ${TQ_SWAP_MIB} MiB;" \
         "$ROUNDS round(s), contenders interleaved; medians (min-max)"
     echo "$(tq_kernel_package); dracut $(cat "$TQ_CACHE/dracut/.done"), systemd $(dpkg-query -W -f '${Version}' systemd)"

@@ -163,12 +163,18 @@ else
     run_rounds
 fi
 
+# dev_handoff NAME: seconds (printk clock) of resume boot NAME from the swap disk's [vdb] line to the
+# kernel's "resume from hibernation": each contender's whole unlock and handoff.
+dev_handoff() { sub "$(ptime "$1" "PM: hibernation: resume from hibernation")" "$(ptime "$1" ": [vdb] ")"; }
+
 mapfile -t rows < "$TQ_WORK/rows"
 parts=()
-for row in "${rows[@]}"; do
-    read -r v r _ <<< "$row"
+for i in "${!rows[@]}"; do
+    read -r v r _ <<< "${rows[i]}"
+    u=res-$v-$r
+    rows[i]+=" $(dev_handoff "$u")"
     [[ $v == thaw* ]] || continue
-    p=$(thaw_parts "res-$v-$r")
+    p=$(thaw_parts "$u")
     [[ -n $p ]] && parts+=("$v $r $p")
 done
 
@@ -192,9 +198,9 @@ mkdir -p "$(dirname "$OUT")"
             return n[v] > 1 ? sprintf("%.1f%s (%.1f-%.1f)", M[v, f], c, lo, hi) : sprintf("%.1f%s", M[v, f], c) }
         { v = $1; n[v]++; for (f = 3; f <= NF; f++) val[v, n[v], f] = $f; if (!(v in seen)) { seen[v] = 1; order[++nv] = v } }
         END {
-            printf "%-14s %-18s %-16s %-12s %-16s %-16s %-18s\n", "contender", "cmd->off s", "frozen s", "image MiB", "handoff at s", "running at s", "90% back at s"
+            printf "%-14s %-18s %-16s %-12s %-16s %-16s %-18s %-14s\n", "contender", "cmd->off s", "frozen s", "image MiB", "handoff at s", "running at s", "90% back at s", "vdb->handoff s"
             for (i = 1; i <= nv; i++) { v = order[i]
-                printf "%-14s %-18s %-16s %-12s %-16s %-16s %-18s\n", v, col(v, 3, 1), col(v, 4, 1), col(v, 5, 1024), col(v, 6, 1), col(v, 7, 1), col(v, 8, 1) }
+                printf "%-14s %-18s %-16s %-12s %-16s %-16s %-18s %-14s\n", v, col(v, 3, 1), col(v, 4, 1), col(v, 5, 1024), col(v, 6, 1), col(v, 7, 1), col(v, 8, 1), col(v, 9, 1) }
             print ""
             for (i = 1; i <= nv; i++) { v = order[i]; if (v ~ /^stock/) continue
                 line = v ":"
@@ -220,7 +226,8 @@ mkdir -p "$(dirname "$OUT")"
     echo "(the kernel's 'Wrote N kbytes', thaw's pages x 4 KiB); handoff, running, 90% back: host seconds since"
     echo "the resuming QEMU started until the kernel took the resume device ('PM: hibernation: resume from"
     echo "hibernation'), the hibernated system ran again, and the workload ran at >= 90% of its throughput before"
-    echo "the hibernation (the guest's seconds from its running line, added; + hit the limit of $LIMIT s, counted as it)."
+    echo "the hibernation (the guest's seconds from its running line, added; + hit the limit of $LIMIT s, counted as it);"
+    echo "vdb->handoff: guest clock from the swap disk's [vdb] line to the kernel's 'resume from hibernation'."
     echo "stock: dracut's systemd flavour with crypt and resume, key file in the initramfs, its keyslot argon2id as"
     echo "luksFormat chose it in this guest (above); thaw: thaw's own PBKDF2 keyslot for a random key. That"
     echo "difference is real and part of what is compared. stock-nothing and stock-swapoff resume the same"

@@ -124,6 +124,10 @@ static void test_run_pid_reuse_and_stop(void **state)
         assert_int_equal(job.stop, SWAPIN_DONE);
         assert_int_equal(job.done_pages, 4);
         assert_int_equal(job.skipped_pages, 0);
+        /* --verbose's breakdown: the one thread's times fit in the run's. */
+        assert_true(job.times.wall > 0);
+        assert_true(job.times.map > 0);
+        assert_true(job.times.advise + job.times.map + job.times.take <= job.times.wall);
 
         run_self(dead, &stop, &job);
         assert_int_equal(job.stop, SWAPIN_DONE);

@@ -404,6 +404,23 @@ static int do_batch(struct worker *w, size_t start, size_t n, uint64_t *skipped,
         return 0;
 }
 
+/*
+ * This thread's time on a CPU and waiting for one (schedstat: since the thread started, so read at
+ * its end); 0 if the kernel has no schedstat (CONFIG_SCHED_INFO) or the root is a fixture without it.
+ */
+static int sched_times(const char *root, uint64_t *on_cpu, uint64_t *runq)
+{
+        char buf[128];
+        unsigned long long c, q;
+
+        if (util_read_text_at(root, "/proc/thread-self/schedstat", buf, sizeof(buf)) < 0 ||
+            sscanf(buf, "%llu %llu", &c, &q) != 2)
+                return 0;
+        *on_cpu = c;
+        *runq = q;
+        return 1;
+}
+
 static void *worker_main(void *arg)
 {
         struct worker *w = arg;
@@ -432,6 +449,7 @@ static void *worker_main(void *arg)
                 t = now_ns();
         }
         w->times.take += now_ns() - t;
+        w->times.sched_threads = (unsigned)sched_times(run->job->root, &w->times.on_cpu, &w->times.runq);
         return NULL;
 }
 
@@ -476,6 +494,9 @@ int swapin_run(struct swapin_job *job)
                 job->times.advise += w[i].times.advise;
                 job->times.map += w[i].times.map;
                 job->times.take += w[i].times.take;
+                job->times.on_cpu += w[i].times.on_cpu;
+                job->times.runq += w[i].times.runq;
+                job->times.sched_threads += w[i].times.sched_threads;
         }
         job->times.wall = now_ns() - t0;
         for (unsigned i = 0; i < threads; i++)

@@ -54,6 +54,10 @@ struct swapin_job {
                 uint64_t advise; /* in process_madvise: queueing the reads */
                 uint64_t map;    /* in process_vm_readv: waiting for the reads, mapping */
                 uint64_t take;   /* taking a batch: the lock, MemAvailable, waiting at the floor */
+                /* From /proc/thread-self/schedstat of each thread that has one (sched_threads). */
+                uint64_t on_cpu; /* running */
+                uint64_t runq;   /* runnable, waiting for a CPU: what nice 19 costs when others run */
+                unsigned sched_threads;
         } times;
 };
 

@@ -128,6 +128,12 @@ static void test_run_pid_reuse_and_stop(void **state)
         assert_true(job.times.wall > 0);
         assert_true(job.times.map > 0);
         assert_true(job.times.advise + job.times.map + job.times.take <= job.times.wall);
+        assert_int_equal(job.times.sched_threads, 0); /* no schedstat in the fixture yet */
+        ft_puts("/proc/thread-self/schedstat", "123456 7890 12\n");
+        run_self(self, &stop, &job);
+        assert_int_equal(job.times.sched_threads, 1);
+        assert_int_equal(job.times.on_cpu, 123456);
+        assert_int_equal(job.times.runq, 7890);
 
         run_self(dead, &stop, &job);
         assert_int_equal(job.stop, SWAPIN_DONE);

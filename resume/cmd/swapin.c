@@ -37,7 +37,7 @@ static void usage(FILE *f)
 {
         fprintf(f, "Usage: thaw swapin [--strategy prefetch|swapoff] [--floor SIZE] [--first PID|COMM]...\n"
                    "                   [--threads N] [--batch SIZE] [--no-collapse] [--name NAME] [--auto]\n"
-                   "                   [--root DIR]\n\n"
+                   "                   [--verbose] [--root DIR]\n\n"
                    "Bring memory that hibernation pushed out to swap back into RAM, at low CPU and I/O\n"
                    "priority, never letting available memory (MemAvailable) fall below the floor.\n\n"
                    "  -s, --strategy S  prefetch (default): read every process's swapped pages in swap\n"
@@ -58,6 +58,9 @@ static void usage(FILE *f)
                    "                    thaw.conf, else " ARGS_NAME_DEFAULT ")\n"
                    "      --auto        as started after a resume: swapin= in thaw.conf chooses the\n"
                    "                    strategy (unless --strategy is given); swapin=off: do nothing\n"
+                   "  -v, --verbose     after the summary, log where the prefetch's time went: its\n"
+                   "                    threads' time in process_madvise, in process_vm_readv and\n"
+                   "                    taking batches, and its CPU time\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n\n"
                    "On a terminal a progress bar shows MiB done, MiB/s and the time left; one summary\n"
@@ -96,6 +99,11 @@ static double now_s(void)
         return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+static double tv_s(struct timeval t)
+{
+        return (double)t.tv_sec + (double)t.tv_usec / 1e6;
+}
+
 static double mib(uint64_t pages)
 {
         return (double)pages * PAGEMAP_PAGE / (1024.0 * 1024.0);
@@ -130,6 +138,31 @@ static void *progress_main(void *arg)
         draw(p);
         fputc('\n', stderr);
         return NULL;
+}
+
+/*
+ * --verbose: where the threads' time went (see struct swapin_times), and the CPU time of this
+ * process over the run (the decryption of the reads runs in kernel workers, not in it).
+ */
+static void log_times(const struct swapin_job *job, const struct rusage *r0, const struct rusage *r1)
+{
+        const struct swapin_times *t = &job->times;
+        double total = (double)t->wall * job->threads / 1e9;
+        double busy = (double)(t->advise + t->map + t->take) / 1e9;
+        char sched[160] = "";
+
+        /* Of the threads' time: running, runnable but without a CPU (nice 19), and the rest asleep. */
+        if (t->sched_threads == job->threads && total * 1e9 >= (double)(t->on_cpu + t->runq))
+                snprintf(sched, sizeof(sched), "; threads on a CPU %.1f s, waiting for one %.1f s, asleep "
+                         "(I/O, locks, floor) %.1f s", (double)t->on_cpu / 1e9, (double)t->runq / 1e9,
+                         total - (double)(t->on_cpu + t->runq) / 1e9);
+        log_msg(LOG_INFO, "swap-in time: %.1f s x %u threads = %.1f s: %.1f s in process_madvise (queueing "
+                "the reads), %.1f s in process_vm_readv (waiting for the reads, mapping), %.1f s taking "
+                "batches (lock, MemAvailable, floor), %.1f s other or done early; CPU %.1f s user, "
+                "%.1f s system%s",
+                (double)t->wall / 1e9, job->threads, total, (double)t->advise / 1e9, (double)t->map / 1e9,
+                (double)t->take / 1e9, total > busy ? total - busy : 0.0,
+                tv_s(r1->ru_utime) - tv_s(r0->ru_utime), tv_s(r1->ru_stime) - tv_s(r0->ru_stime), sched);
 }
 
 /*
@@ -178,8 +211,9 @@ static bool huge_pages(const struct swapin_job *job, char *text, size_t size)
         return cj.stop != COLLAPSE_ERROR && cj.stop != COLLAPSE_SIGNAL;
 }
 
-static enum cmd_status prefetch(struct swapin_job *job, bool tty, bool collapse)
+static enum cmd_status prefetch(struct swapin_job *job, bool tty, bool collapse, bool verbose)
 {
+        struct rusage ru0, ru1;
         char huge[160] = "";
         bool huge_ok = true;
         struct progress prog = { .job = job };
@@ -210,6 +244,7 @@ static enum cmd_status prefetch(struct swapin_job *job, bool tty, bool collapse)
                 log_msg(LOG_WARNING, "pagemap shows no swap offsets (not CAP_SYS_ADMIN?): reading in "
                         "address order, not device order");
         prog.t0 = now_s();
+        getrusage(RUSAGE_SELF, &ru0);
         if (tty)
                 drawing = pthread_create(&tid, NULL, progress_main, &prog) == 0;
         r = swapin_run(job);
@@ -217,6 +252,7 @@ static enum cmd_status prefetch(struct swapin_job *job, bool tty, bool collapse)
         if (drawing)
                 pthread_join(tid, NULL);
         secs = now_s() - prog.t0;
+        getrusage(RUSAGE_SELF, &ru1);
         if (r < 0) {
                 log_msg(LOG_ERR, "cannot start the swap-in (%s): nothing brought back", strerror(-r));
                 return CMD_FAILED;
@@ -236,6 +272,8 @@ static enum cmd_status prefetch(struct swapin_job *job, bool tty, bool collapse)
                 secs > 0 ? mib(job->done_pages) / secs : 0.0, job->threads,
                 job->skipped_pages ? " (some pages went away meanwhile)" : "",
                 swapplan_swapped_kib(&m) / 1024, m.mem_available_kib / 1024, job->floor_kib / 1024, huge);
+        if (verbose)
+                log_times(job, &ru0, &ru1);
         if (job->stop == SWAPIN_ERROR) {
                 log_msg(LOG_ERR, "%s failed (%s)%s", job->error_call ? job->error_call : "swap-in",
                         strerror(-job->error),
@@ -323,6 +361,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 { "root", required_argument, NULL, 'r' },
                 { "auto", no_argument, NULL, 'A' },
                 { "no-collapse", no_argument, NULL, 'C' },
+                { "verbose", no_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -333,11 +372,11 @@ enum cmd_status cmd_swapin(int argc, char **argv)
         struct thaw_args args;
         uint64_t v, batch_kib = BATCH_DEFAULT_KIB;
         enum cmd_status st;
-        bool auto_mode = false, collapse = true;
+        bool auto_mode = false, collapse = true, verbose = false;
         int c, r;
 
         log_setup("", true);
-        while ((c = getopt_long(argc, argv, "s:f:j:n:h", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "s:f:j:n:vh", opts, NULL)) != -1) {
                 switch (c) {
                 case 's': strategy = optarg; break;
                 case 'f': floor_opt = optarg; break;
@@ -360,6 +399,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 case 'r': job.root = optarg; break;
                 case 'A': auto_mode = true; break;
                 case 'C': collapse = false; break;
+                case 'v': verbose = true; break;
                 case 'h': usage(stdout); return CMD_OK;
                 default: usage(stderr); return CMD_USAGE;
                 }
@@ -406,7 +446,7 @@ enum cmd_status cmd_swapin(int argc, char **argv)
                 }
                 return by_swapoff(job.root, args.name, job.floor_kib);
         }
-        st = prefetch(&job, isatty(STDERR_FILENO), collapse);
+        st = prefetch(&job, isatty(STDERR_FILENO), collapse, verbose);
         swapin_free(&job);
         return st;
 }

@@ -24,6 +24,14 @@
 #define IOV_BATCH 1024 /* UIO_MAXIOV */
 #define FLOOR_WAIT_NS 50000000L
 
+static uint64_t now_ns(void)
+{
+        struct timespec t;
+
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
 static int pidfd_open_(pid_t pid)
 {
         return (int)syscall(SYS_pidfd_open, pid, 0);
@@ -235,10 +243,11 @@ static int take_batch(struct run *run, size_t *start, size_t *n)
         return got;
 }
 
-/* Per-thread buffers. */
+/* Per-thread buffers, and where this thread's time went (per call of IOV_BATCH pages, not per page). */
 struct worker {
         struct run *run;
         struct swap_range *ranges;
+        struct swapin_times times;
         struct iovec iov[IOV_BATCH];
         char sink[IOV_BATCH];
 };
@@ -322,11 +331,14 @@ static int stopping(const struct worker *w)
  */
 static int touch_some(struct worker *w, struct swapin_proc *p, size_t n, uint64_t *skipped, uint64_t *handled)
 {
+        uint64_t t;
         int r;
 
         if (stopping(w))
                 return -EINTR;
+        t = now_ns();
         r = touch(w, p, n, skipped);
+        w->times.map += now_ns() - t;
         *handled += n; /* tried: on an error, touch() may have counted some of them as skipped */
         return r;
 }
@@ -337,6 +349,7 @@ static int do_proc(struct worker *w, const struct swap_range *ranges, size_t k, 
 {
         struct swapin_proc *p = &w->run->job->procs[ranges[0].proc];
         size_t n = 0, j = 0;
+        uint64_t t;
         int r;
 
         /* Advise in groups of whole ranges. */
@@ -344,7 +357,9 @@ static int do_proc(struct worker *w, const struct swap_range *ranges, size_t k, 
                 for (n = 0; j < k && n < IOV_BATCH; j++, n++)
                         w->iov[n] = (struct iovec){ .iov_base = (void *)(uintptr_t)ranges[j].addr,
                                                     .iov_len = ranges[j].pages * PAGEMAP_PAGE };
+                t = now_ns();
                 r = advise(w, p, n);
+                w->times.advise += now_ns() - t;
                 if (r < 0) {
                         *call = "process_madvise";
                         return r;
@@ -389,16 +404,37 @@ static int do_batch(struct worker *w, size_t start, size_t n, uint64_t *skipped,
         return 0;
 }
 
+/*
+ * This thread's time on a CPU and waiting for one (schedstat: since the thread started, so read at
+ * its end); 0 if the kernel has no schedstat (CONFIG_SCHED_INFO) or the root is a fixture without it.
+ */
+static int sched_times(const char *root, uint64_t *on_cpu, uint64_t *runq)
+{
+        char buf[128];
+        unsigned long long c, q;
+
+        if (util_read_text_at(root, "/proc/thread-self/schedstat", buf, sizeof(buf)) < 0 ||
+            sscanf(buf, "%llu %llu", &c, &q) != 2)
+                return 0;
+        *on_cpu = c;
+        *runq = q;
+        return 1;
+}
+
 static void *worker_main(void *arg)
 {
         struct worker *w = arg;
         struct run *run = w->run;
         size_t start, n;
+        uint64_t t = now_ns();
 
         while (take_batch(run, &start, &n)) {
                 uint64_t skipped = 0, handled = 0;
                 const char *call = NULL;
-                int r = do_batch(w, start, n, &skipped, &handled, &call);
+                int r;
+
+                w->times.take += now_ns() - t;
+                r = do_batch(w, start, n, &skipped, &handled, &call);
 
                 pthread_mutex_lock(&run->lock);
                 run->inflight_kib -= n * (PAGEMAP_PAGE / 1024);
@@ -410,7 +446,10 @@ static void *worker_main(void *arg)
                         stop_locked(run, SWAPIN_ERROR, r, call);
                 pthread_cond_broadcast(&run->changed);
                 pthread_mutex_unlock(&run->lock);
+                t = now_ns();
         }
+        w->times.take += now_ns() - t;
+        w->times.sched_threads = (unsigned)sched_times(run->job->root, &w->times.on_cpu, &w->times.runq);
         return NULL;
 }
 
@@ -420,6 +459,7 @@ int swapin_run(struct swapin_job *job)
         struct worker *w;
         pthread_t tid[SWAPIN_THREADS_MAX];
         unsigned started = 0, threads = job->threads;
+        uint64_t t0 = now_ns();
         int r = 0;
 
         if (threads == 0 || threads > SWAPIN_THREADS_MAX || job->batch_pages == 0 ||
@@ -427,6 +467,7 @@ int swapin_run(struct swapin_job *job)
                 return -EINVAL;
         job->stop = SWAPIN_DONE;
         job->done_pages = job->skipped_pages = 0;
+        job->times = (struct swapin_times){ 0 };
         w = calloc(threads, sizeof(*w));
         if (!w)
                 return -ENOMEM;
@@ -448,8 +489,16 @@ int swapin_run(struct swapin_job *job)
         /* A thread that could not start is no failure while others run. */
         if (started > 0)
                 r = 0;
-        for (unsigned i = 0; i < started; i++)
+        for (unsigned i = 0; i < started; i++) {
                 pthread_join(tid[i], NULL);
+                job->times.advise += w[i].times.advise;
+                job->times.map += w[i].times.map;
+                job->times.take += w[i].times.take;
+                job->times.on_cpu += w[i].times.on_cpu;
+                job->times.runq += w[i].times.runq;
+                job->times.sched_threads += w[i].times.sched_threads;
+        }
+        job->times.wall = now_ns() - t0;
         for (unsigned i = 0; i < threads; i++)
                 free(w[i].ranges);
         free(w);

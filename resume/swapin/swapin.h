@@ -48,6 +48,17 @@ struct swapin_job {
         enum swapin_stop stop;
         int error;                           /* -errno with SWAPIN_ERROR */
         const char *error_call;              /* "process_madvise" or "process_vm_readv" */
+        /* Where the time of swapin_run() went, ns; busy times summed over the threads. */
+        struct swapin_times {
+                uint64_t wall;   /* the whole run */
+                uint64_t advise; /* in process_madvise: queueing the reads */
+                uint64_t map;    /* in process_vm_readv: waiting for the reads, mapping */
+                uint64_t take;   /* taking a batch: the lock, MemAvailable, waiting at the floor */
+                /* From /proc/thread-self/schedstat of each thread that has one (sched_threads). */
+                uint64_t on_cpu; /* running */
+                uint64_t runq;   /* runnable, waiting for a CPU: what nice 19 costs when others run */
+                unsigned sched_threads;
+        } times;
 };
 
 /*

@@ -124,6 +124,16 @@ static void test_run_pid_reuse_and_stop(void **state)
         assert_int_equal(job.stop, SWAPIN_DONE);
         assert_int_equal(job.done_pages, 4);
         assert_int_equal(job.skipped_pages, 0);
+        /* --verbose's breakdown: the one thread's times fit in the run's. */
+        assert_true(job.times.wall > 0);
+        assert_true(job.times.map > 0);
+        assert_true(job.times.advise + job.times.map + job.times.take <= job.times.wall);
+        assert_int_equal(job.times.sched_threads, 0); /* no schedstat in the fixture yet */
+        ft_puts("/proc/thread-self/schedstat", "123456 7890 12\n");
+        run_self(self, &stop, &job);
+        assert_int_equal(job.times.sched_threads, 1);
+        assert_int_equal(job.times.on_cpu, 123456);
+        assert_int_equal(job.times.runq, 7890);
 
         run_self(dead, &stop, &job);
         assert_int_equal(job.stop, SWAPIN_DONE);

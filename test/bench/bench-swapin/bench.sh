@@ -71,11 +71,12 @@ mkdir -p "$(dirname "$OUT")"
                 printf "%-9s %5.0f MiB %10s %10s %12s%s %9.0f%% %9.0f%%  %s\n", v, mib[v], v == "nothing" ? "-" : sprintf("%.1f", mh[v]),
                     v == "nothing" ? "-" : sprintf("%.1f", mr[v]), sprintf("%.1f", mb[v]), capped[v] ? "+" : " ", mhp, mha, line[v]
             }
-            split("/dev/vdb|/dev/vdb x4|/dev/mapper/thaw-swap|/dev/mapper/thaw-swap x4", ds, "|")
-            for (k = 1; k <= 4; k++) { d = ds[k]; if (!rn[d]) continue
+            split("/dev/vdb|/dev/vdb x4|/dev/mapper/thaw-swap|/dev/mapper/thaw-swap x4|/dev/mapper/thaw-swap x4 nice 19 beside the workload", ds, "|")
+            for (k = 1; k <= 5; k++) { d = ds[k]; if (!rn[d]) continue
                 for (i = 1; i <= rn[d]; i++) x[i] = rate[d, i]; raw[d] = med(x, rn[d])
                 how = d ~ / x4$/ ? "4 readers at different offsets, dd bs=1M iflag=direct each" : "dd bs=1M iflag=direct: one request at a time"
-                printf "raw sequential read %-25s %7.1f MiB/s (%d MiB, %s; median of %d)\n", d, raw[d], rawmib[d], how, rn[d] }
+                if (d ~ /beside/) { how = "the same 4 readers at nice 19 while the workload measures"; d = "/dev/mapper/thaw-swap x4" }
+                printf "raw sequential read %-25s %7.1f MiB/s (%d MiB, %s; median of %d)\n", d, raw[ds[k]], rawmib[ds[k]], how, rn[ds[k]] }
             print ""
             if (mh["prefetch"] > 0 && mh["swapoff"] > 0)
                 printf "prefetch vs swapoff, helper time: %.2fx faster\n", mh["swapoff"] / mh["prefetch"]
@@ -83,9 +84,11 @@ mkdir -p "$(dirname "$OUT")"
                 printf "prefetch vs swapoff, workload back to 90%%: %.2fx sooner\n", mb["swapoff"] / mb["prefetch"]
             if (mb["prefetch"] > 0 && mb["nothing"] > 0)
                 printf "prefetch vs nothing, workload back to 90%%: %.2fx sooner%s\n", mb["nothing"] / mb["prefetch"], capped["nothing"] ? " (at least: nothing hit the limit)" : ""
-            for (k = 3; k <= 4; k++) { d = ds[k]
+            for (k = 3; k <= 5; k++) { d = ds[k]
                 if (raw[d] > 0 && mr["prefetch"] > 0)
                     printf "prefetch speed / raw read of %s: %.2f%s\n", d, mr["prefetch"] / raw[d], d ~ / x4$/ ? " (target >= 0.9)" : ""
+                if (raw[d] > 0 && mr["prefetch"] > 0 && d ~ /beside/)
+                    continue
                 if (raw[d] > 0 && mr["swapoff"] > 0)
                     printf "swapoff speed / raw read of %s: %.2f\n", d, mr["swapoff"] / raw[d] }
             print "(back to 90%: of the throughput before the hibernation; huge out / after: the workload'"'"'s AnonHugePages"
@@ -107,6 +110,25 @@ mkdir -p "$(dirname "$OUT")"
             for (i = 1; i <= n; i++) x[i] = h[i]; mh = med(x, n)
             for (i = 1; i <= n; i++) x[i] = c[i]; mc = med(x, n)
             printf "prefetch, thaw swapin'"'"'s own summary (median of %d): read %.1f s at %.1f MiB/s, then %d MiB back in huge pages in %.1f s\n", n, ms, mr, mh, mc }'
+    # Where the prefetch's time goes (issue 20): the prefetch again with the workload stopped, thaw
+    # swapin --verbose's breakdown of its threads' time, and the guest's CPU split (/proc/stat).
+    sed -n 's/.*THAW-TEST: bench: alone thaw: swap-in done: .* in \([0-9.]*\) s (\([0-9.]*\) MiB\/s.*/alone \1 \2/p
+            s/.*THAW-TEST: bench: round [0-9]* raw \/dev\/mapper\/thaw-swap x[0-9]*: \([0-9]*\) MiB in \([0-9.]*\) s.*/raw \1 \2/p' "$log" | awk '
+        function med(a, n,   i, j, t) {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        $1 == "raw" && $3 > 0 { rn++; raw[rn] = $2 / $3; next }
+        $1 == "alone" { n++; s[n] = $2; r[n] = $3 }
+        END { if (!n) exit
+            for (i = 1; i <= n; i++) x[i] = s[i]; ms = med(x, n)
+            for (i = 1; i <= n; i++) x[i] = r[i]; mr = med(x, n)
+            printf "prefetch with the workload stopped (SIGSTOP), thaw swapin'"'"'s own summary (median of %d): read %.1f s at %.1f MiB/s", n, ms, mr
+            if (rn) { for (i = 1; i <= rn; i++) x[i] = raw[i]; printf "; / raw read of /dev/mapper/thaw-swap x4: %.2f", mr / med(x, rn) }
+            print "" }'
+    echo "where the time went, per round:"
+    sed -n 's/.*THAW-TEST: bench: round \([0-9]*\) \(.*\) cpu: \(.*\)/  round \1 \2, guest CPU: \3/p
+            s/.*THAW-TEST: bench: \(alone \)\{0,1\}thaw: swap-in time: \(.*\)/  prefetch \1thaw swapin: \2/p' "$log"
 } > "$OUT.tmp" && mv "$OUT.tmp" "$OUT"
 cat "$OUT"
 tq_log "serial logs: $TQ_WORK; table: $OUT"

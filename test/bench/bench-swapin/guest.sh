@@ -16,6 +16,12 @@
 # sequentially (O_DIRECT, the limit for any swap-in) and its disk below dm-crypt: with one reader
 # (one request at a time: dm-crypt decrypts it on one vCPU) and with RAW_READERS readers at
 # different offsets (several requests in flight, as the prefetch's threads have).
+# Where the prefetch's time goes (issue 20): the prefetch runs with --verbose (its threads' time in
+# process_madvise and process_vm_readv, its CPU time), and the guest's CPU split (/proc/stat) is
+# taken over it and over the 4-reader read; each round also runs the prefetch once more with the
+# workload stopped (SIGSTOP: no competition for the 2 vCPUs, no back-to-90%), and the 4-reader read
+# once more at thaw swapin's nice 19 while the workload's throughput measurement runs (the CPU
+# competition the prefetch meets, without its mapping).
 
 CG=/sys/fs/cgroup
 SWAPDEV=/dev/mapper/thaw-swap
@@ -26,6 +32,15 @@ now() { cut -d' ' -f1 /proc/uptime; }
 # The workload's memory in transparent huge pages, kB.
 hugekb() { awk '/^AnonHugePages:/ {print $2}' "/proc/$wl/smaps_rollup"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+# The guest's CPU time since the /proc/stat "cpu" line $1 (from cpuline), as shares of all vCPUs.
+cpuline() { sed -n 's/^cpu  *//p' /proc/stat; }
+cpu_since() {
+    echo "$1 $(cpuline)" | awk '{
+        n = NF / 2; for (i = 1; i <= n; i++) { d[i] = $(n + i) - $i; t += d[i] }
+        if (t <= 0) t = 1
+        printf "user %.0f%%, nice %.0f%%, system %.0f%%, irq+softirq %.0f%%, iowait %.0f%%, idle %.0f%%",
+            100 * d[1] / t, 100 * d[2] / t, 100 * d[3] / t, 100 * (d[6] + d[7]) / t, 100 * d[5] / t, 100 * d[4] / t }'
+}
 
 # Median of the rate lines after t=$1 (the first interval of a start is skipped).
 median_rate() {
@@ -72,19 +87,25 @@ rawread() {
     elapsed "$t" "$(now)"
 }
 
-# rawread_par DEV MIB: seconds for RAW_READERS readers to read MIB MiB from the start of DEV
-# together, each its own part (O_DIRECT, 1 MiB requests), all started at once.
+# rawread_par DEV MIB [NICE]: seconds for RAW_READERS readers to read MIB MiB from the start of
+# DEV together, each its own part (O_DIRECT, 1 MiB requests), all started at once, at nice NICE
+# (default 0). The guest's CPU split over it goes to /tmp/rawcpu.
 rawread_par() {
     echo 3 > /proc/sys/vm/drop_caches
     part=$(($2 / RAW_READERS))
+    c=$(cpuline)
     t=$(now)
     i=0
     while [ "$i" -lt "$RAW_READERS" ]; do
-        dd if="$1" of=/dev/null bs=1M skip=$((i * part)) count="$part" iflag=direct 2> /dev/null &
+        # busybox has renice but no nice: each reader lowers itself, then becomes dd.
+        # shellcheck disable=SC2016 # $$ is the inner shell's, which becomes dd
+        sh -c 'renice -n "$0" -p $$ > /dev/null; exec dd if="$1" of=/dev/null bs=1M skip="$2" count="$3" iflag=direct 2> /dev/null' \
+            "${3:-0}" "$1" $((i * part)) "$part" &
         i=$((i + 1))
     done
     wait
     elapsed "$t" "$(now)"
+    cpu_since "$c" > /tmp/rawcpu
 }
 
 variant() {
@@ -93,6 +114,7 @@ variant() {
     pushout
     swapped=$(vmswap_kib "$wl")
     h1=$(hugekb)
+    c=$(cpuline)
     t0=$(now)
     kill -USR2 "$wl"
     case $v in
@@ -101,11 +123,12 @@ variant() {
         swapon "$SWAPDEV" || fail "swapon after swapoff failed"
         ;;
     prefetch)
-        thaw swapin 2>&1 | sed 's/^/THAW-TEST: bench: /'
+        thaw swapin --verbose 2>&1 | sed 's/^/THAW-TEST: bench: /'
         ;;
     nothing) ;;
     esac
     helper=$(elapsed "$t0" "$(now)")
+    [ "$v" = nothing ] || say "bench: round $r $v cpu: $(cpu_since "$c") (over the helper, the workload measuring)"
     h2=$(hugekb)
     back=$(time_to "$t0" "$threshold")
     [ "$v" = nothing ] && h2=$(hugekb)
@@ -116,6 +139,22 @@ variant() {
         "after $h2 kB"
     # Whatever is left comes back before the next variant's push-out: the same start for all.
     [ "$v" = nothing ] && thaw swapin > /dev/null 2>&1
+}
+
+# The prefetch with the workload stopped: no competition for the vCPUs, nothing else faulting.
+prefetch_alone() {
+    r=$1
+    pushout
+    swapped=$(vmswap_kib "$wl")
+    kill -STOP "$wl"
+    c=$(cpuline)
+    t0=$(now)
+    thaw swapin --verbose 2>&1 | sed 's/^/THAW-TEST: bench: alone /'
+    helper=$(elapsed "$t0" "$(now)")
+    cpu=$(cpu_since "$c")
+    kill -CONT "$wl"
+    say "bench: round $r alone: swapped $swapped kB, helper $helper s (prefetch, workload stopped)"
+    say "bench: round $r alone cpu: $cpu"
 }
 
 step_bench() {
@@ -167,7 +206,15 @@ step_bench() {
         say "bench: round $r raw /dev/vdb: $mibs MiB in $(rawread /dev/vdb "$mibs") s"
         mibs=$((mibs / RAW_READERS * RAW_READERS))
         say "bench: round $r raw $SWAPDEV x$RAW_READERS: $mibs MiB in $(rawread_par "$SWAPDEV" "$mibs") s"
+        say "bench: round $r raw $SWAPDEV x$RAW_READERS cpu: $(cat /tmp/rawcpu)"
         say "bench: round $r raw /dev/vdb x$RAW_READERS: $mibs MiB in $(rawread_par /dev/vdb "$mibs") s"
+        # The same read beside the workload's measurement, at thaw swapin's nice level.
+        kill -USR2 "$wl"
+        secs=$(rawread_par "$SWAPDEV" "$mibs" 19)
+        kill -USR2 "$wl"
+        say "bench: round $r raw $SWAPDEV x$RAW_READERS nice 19 beside the workload: $mibs MiB in $secs s"
+        say "bench: round $r raw $SWAPDEV x$RAW_READERS nice 19 beside the workload cpu: $(cat /tmp/rawcpu)"
+        prefetch_alone "$r"
         r=$((r + 1))
     done
     say "bench: done"

@@ -60,7 +60,8 @@ static void usage(FILE *f)
                    "                    strategy (unless --strategy is given); swapin=off: do nothing\n"
                    "  -v, --verbose     after the summary, log where the prefetch's time went: its\n"
                    "                    threads' time in process_madvise, in process_vm_readv and\n"
-                   "                    taking batches, and its CPU time\n"
+                   "                    taking batches, its CPU time, and from schedstat its\n"
+                   "                    threads' time on a CPU, waiting for one and asleep\n"
                    "      --root DIR    prefix for /proc, /sys, /dev and /etc (tests)\n"
                    "  -h, --help        show this help\n\n"
                    "On a terminal a progress bar shows MiB done, MiB/s and the time left; one summary\n"
@@ -147,20 +148,24 @@ static void *progress_main(void *arg)
 static void log_times(const struct swapin_job *job, const struct rusage *r0, const struct rusage *r1)
 {
         const struct swapin_times *t = &job->times;
-        double total = (double)t->wall * job->threads / 1e9;
+        double total = (double)t->wall * t->threads / 1e9;
         double busy = (double)(t->advise + t->map + t->take) / 1e9;
         char sched[160] = "";
 
         /* Of the threads' time: running, runnable but without a CPU (nice 19), and the rest asleep. */
-        if (t->sched_threads == job->threads && total * 1e9 >= (double)(t->on_cpu + t->runq))
-                snprintf(sched, sizeof(sched), "; threads on a CPU %.1f s, waiting for one %.1f s, asleep "
-                         "(I/O, locks, floor) %.1f s", (double)t->on_cpu / 1e9, (double)t->runq / 1e9,
-                         total - (double)(t->on_cpu + t->runq) / 1e9);
+        if (t->threads > 0 && t->sched_threads == t->threads && total * 1e9 >= (double)(t->on_cpu + t->runq)) {
+                int n = snprintf(sched, sizeof(sched), "; threads on a CPU %.1f s, waiting for one %.1f s, "
+                                 "asleep (I/O, locks, floor) %.1f s", (double)t->on_cpu / 1e9,
+                                 (double)t->runq / 1e9, total - (double)(t->on_cpu + t->runq) / 1e9);
+
+                if (n < 0 || (size_t)n >= sizeof(sched))
+                        sched[0] = '\0'; /* cannot happen with these formats; no half a figure if it did */
+        }
         log_msg(LOG_INFO, "swap-in time: %.1f s x %u threads = %.1f s: %.1f s in process_madvise (queueing "
                 "the reads), %.1f s in process_vm_readv (waiting for the reads, mapping), %.1f s taking "
                 "batches (lock, MemAvailable, floor), %.1f s other or done early; CPU %.1f s user, "
                 "%.1f s system%s",
-                (double)t->wall / 1e9, job->threads, total, (double)t->advise / 1e9, (double)t->map / 1e9,
+                (double)t->wall / 1e9, t->threads, total, (double)t->advise / 1e9, (double)t->map / 1e9,
                 (double)t->take / 1e9, total > busy ? total - busy : 0.0,
                 tv_s(r1->ru_utime) - tv_s(r0->ru_utime), tv_s(r1->ru_stime) - tv_s(r0->ru_stime), sched);
 }

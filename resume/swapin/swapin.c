@@ -416,6 +416,9 @@ static int sched_times(const char *root, uint64_t *on_cpu, uint64_t *runq)
         if (util_read_text_at(root, "/proc/thread-self/schedstat", buf, sizeof(buf)) < 0 ||
             sscanf(buf, "%llu %llu", &c, &q) != 2)
                 return 0;
+        /* A kernel without sched_info shows zeros: no figures rather than all of the time asleep. */
+        if (c == 0 && q == 0)
+                return 0;
         *on_cpu = c;
         *runq = q;
         return 1;
@@ -499,6 +502,7 @@ int swapin_run(struct swapin_job *job)
                 job->times.sched_threads += w[i].times.sched_threads;
         }
         job->times.wall = now_ns() - t0;
+        job->times.threads = started;
         for (unsigned i = 0; i < threads; i++)
                 free(w[i].ranges);
         free(w);

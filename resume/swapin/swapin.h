@@ -51,6 +51,7 @@ struct swapin_job {
         /* Where the time of swapin_run() went, ns; busy times summed over the threads. */
         struct swapin_times {
                 uint64_t wall;   /* the whole run */
+                unsigned threads; /* the threads that started (job->threads asked for) */
                 uint64_t advise; /* in process_madvise: queueing the reads */
                 uint64_t map;    /* in process_vm_readv: waiting for the reads, mapping */
                 uint64_t take;   /* taking a batch: the lock, MemAvailable, waiting at the floor */

@@ -128,7 +128,12 @@ static void test_run_pid_reuse_and_stop(void **state)
         assert_true(job.times.wall > 0);
         assert_true(job.times.map > 0);
         assert_true(job.times.advise + job.times.map + job.times.take <= job.times.wall);
+        assert_int_equal(job.times.threads, 1);
         assert_int_equal(job.times.sched_threads, 0); /* no schedstat in the fixture yet */
+        /* A kernel without sched_info shows zeros: no figures, not all of the time asleep. */
+        ft_puts("/proc/thread-self/schedstat", "0 0 0\n");
+        run_self(self, &stop, &job);
+        assert_int_equal(job.times.sched_threads, 0);
         ft_puts("/proc/thread-self/schedstat", "123456 7890 12\n");
         run_self(self, &stop, &job);
         assert_int_equal(job.times.sched_threads, 1);

@@ -39,6 +39,9 @@ LIMIT=${BENCH_LIMIT:-240}
 OUT=${BENCH_OUT:-$TQ_REPO/build/bench-roundtrip.txt}
 read -r -a variants <<< "${BENCH_VARIANTS:-stock thaw thaw-reclaim thaw-noswapin thaw-image0}"
 declare -A hibargs=([thaw]="" [thaw-reclaim]="--reclaim" [thaw-noswapin]="--no-swapin" [thaw-image0]="--image-size,0")
+for v in "${variants[@]}"; do
+    [[ $v == stock || -v hibargs[$v] ]] || tq_die "BENCH_VARIANTS: no contender '$v' (have: stock ${!hibargs[*]})"
+done
 
 # ptime NAME TEXT: the guest clock (printk seconds) of the first line containing TEXT.
 ptime() { grep -F -m1 -- "$2" "$TQ_WORK/$1.log" | sed -n 's/.*| \[ *\([0-9.]*\)\].*/\1/p'; }
@@ -67,17 +70,20 @@ hib_row() {
 
 # res_row NAME: handoff, running, back to 90% (host seconds since QEMU start; + when capped).
 res_row() {
-    local u=$1 run back cap=""
+    local u=$1 run back hand cap=""
     run=$(tq_time "$u" "THAW-TEST: bench: running")
     back=$(sed -n 's/.*THAW-TEST: bench: back to 90% after \([>0-9.]*\) s.*/\1/p' "$TQ_WORK/$u.log" | head -n1)
     [[ $back == '>'* ]] && { cap=+; back=${back#>}; }
-    echo "$(tq_time "$u" "PM: hibernation: resume from hibernation") ${run:--} $(
+    hand=$(tq_time "$u" "PM: hibernation: resume from hibernation")
+    echo "${hand:--} ${run:--} $(
         [[ -n $run && -n $back ]] && awk -v a="$run" -v b="$back" -v c="$cap" 'BEGIN { printf "%.1f%s", a + b, c }' || echo -)"
 }
 
 # thaw_parts NAME: thaw's own boot-time parts of resume boot NAME, ms from the printk clock and its
-# own lines: device appears -> hook starts, key, keyslot and mapping, the rest of the unlock, checks
-# (ticket, image, what else comes before the handoff), and the total device -> handoff.
+# own lines: device appears -> hook starts (0 when the hook was already waiting for it), key,
+# keyslot and mapping, the rest of the unlock (from the later of the two: the hook's modprobes,
+# thaw's start-up, header and policy checks), checks (ticket, image, what else comes before the
+# handoff), and the total device -> handoff.
 thaw_parts() {
     local u=$1 dev hook unl hand key slot
     dev=$(ptime "$u" ": [vdb] ") hook=$(ptime "$u" "running thaw resume")
@@ -85,7 +91,8 @@ thaw_parts() {
     key=$(kfield "$u" 'thaw: unlocked .*\(key') slot=$(kfield "$u" 'thaw: unlocked .*keyslot and mapping')
     [[ -n $dev && -n $hook && -n $unl && -n $hand && -n $key && -n $slot ]] || return 0
     awk -v d="$dev" -v h="$hook" -v u="$unl" -v f="$hand" -v k="$key" -v s="$slot" 'BEGIN {
-        printf "%.0f %d %d %.0f %.0f %.0f\n", (h - d) * 1000, k, s, (u - h) * 1000 - k - s, (f - u) * 1000, (f - d) * 1000 }'
+        b = h > d ? h : d
+        printf "%.0f %d %d %.0f %.0f %.0f\n", (b - d) * 1000, k, s, (u - b) * 1000 - k - s, (f - u) * 1000, (f - d) * 1000 }'
 }
 
 # run_rounds: every boot of every round; each contender-round adds its row to $TQ_WORK/rows.
@@ -135,6 +142,10 @@ run_rounds() {
                     tq_check "$u: systemd-cryptsetup opened the swap, the kernel loaded the image" tq_has "$u" "PM: Image loading done"
                     tq_check "$u: the workload was back at 90% or the limit hit" tq_has "$u" "THAW-TEST: bench: back to 90%"
                     tq_check "$u: the resumed system did '$a'" tq_has "$u" "THAW-TEST: bench: after the resume: $a"
+                    if [[ $a == swapoff ]]; then
+                        tq_check "$u: swapoff and swapon worked" tq_has "$u" "THAW-TEST: bench: swapoff and swapon done"
+                        tq_check "$u: swapoff did not fail" tq_lacks "$u" "THAW-TEST: bench: swapoff failed"
+                    fi
                     echo "stock-$a $r $hib $(res_row "$u")" >> "$TQ_WORK/rows"
                 done
                 rm -f "$TQ_WORK/root.img.hib" "$TQ_WORK/swap.img.hib"
@@ -153,6 +164,7 @@ run_rounds() {
         done
     done
     cut -d' ' -f1-3 /proc/loadavg > "$TQ_WORK/load-end"
+    date -u '+%Y-%m-%d %H:%M UTC' > "$TQ_WORK/date"
 }
 
 # BENCH_TABLE_ONLY=1: no boots, the table again from the last run's rows and serial logs.
@@ -180,7 +192,8 @@ done
 
 mkdir -p "$(dirname "$OUT")"
 {
-    echo "make bench-roundtrip, $(date -u '+%Y-%m-%d %H:%M UTC'), host load at start $(cat "$TQ_WORK/load-start"), at end $(cat "$TQ_WORK/load-end")"
+    echo "make bench-roundtrip, $(cat "$TQ_WORK/date" 2> /dev/null || echo "run not finished"), host load at start" \
+        "$(cat "$TQ_WORK/load-start"), at end $(cat "$TQ_WORK/load-end" 2> /dev/null || echo "-")"
     echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB, swap disk ${TQ_SWAP_MIB} MiB;" \
         "$ROUNDS round(s), contenders interleaved; medians (min-max)"
     echo "$(tq_kernel_package); dracut $(cat "$TQ_CACHE/dracut/.done"), systemd $(dpkg-query -W -f '${Version}' systemd)"
@@ -216,9 +229,9 @@ mkdir -p "$(dirname "$OUT")"
             function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                 return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
             { n++; for (f = 3; f <= 8; f++) p[f, n] = $f }
-            END { split("device [vdb] -> thaw-resume starts|key (rd.thaw.key=)|keyslot and mapping (libcryptsetup, one call)|rest of the unlock (start-up, header, policy)|checks (ticket, image, TPM) -> handoff|total: device -> handoff", name, "|")
+            END { split("device [vdb] -> thaw-resume starts|key (rd.thaw.key=)|keyslot and mapping (libcryptsetup, one call)|rest of the unlock (modprobes, start-up, header, policy)|checks (ticket, image, TPM) -> handoff|total: device -> handoff", name, "|")
                 for (f = 3; f <= 8; f++) { delete x; for (k = 1; k <= n; k++) x[k] = p[f, k]; m = med(x, n)
-                    printf "  %-52s %6.0f (%.0f-%.0f)%s\n", name[f - 2], m, x[1], x[n], f == 8 ? sprintf("   goal <= 300: %s", m <= 300 ? "met" : "not met") : "" } }'
+                    printf "  %-58s %6.0f (%.0f-%.0f)%s\n", name[f - 2], m, x[1], x[n], f == 8 ? sprintf("   goal <= 300: %s", m <= 300 ? "met" : "not met") : "" } }'
     fi
     echo
     echo "cmd->off: host seconds from the guest's 'hibernating' line to QEMU's exit; frozen: guest clock from"

@@ -75,7 +75,7 @@ mkdir -p "$(dirname "$OUT")"
             for (k = 1; k <= 5; k++) { d = ds[k]; if (!rn[d]) continue
                 for (i = 1; i <= rn[d]; i++) x[i] = rate[d, i]; raw[d] = med(x, rn[d])
                 how = d ~ / x4$/ ? "4 readers at different offsets, dd bs=1M iflag=direct each" : "dd bs=1M iflag=direct: one request at a time"
-                if (d ~ /beside/) { how = "the same 4 readers at nice 19 while the workload measures"; d = "/dev/mapper/thaw-swap x4" }
+                if (d ~ /beside/) { how = "the same 4 readers at nice 19 while the workload measures; dm-crypt decrypts in its workers at nice 0"; d = "thaw-swap x4 at nice 19" }
                 printf "raw sequential read %-25s %7.1f MiB/s (%d MiB, %s; median of %d)\n", d, raw[ds[k]], rawmib[ds[k]], how, rn[ds[k]] }
             print ""
             if (mh["prefetch"] > 0 && mh["swapoff"] > 0)

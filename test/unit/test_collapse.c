@@ -170,6 +170,14 @@ static void job_of(struct swapin_job *job)
         job->pages = (struct swapped_list){ .v = pages, .n = n, .cap = n };
 }
 
+/* The fixture most tests start from: both processes' smaps and pagemap, and the job over them. */
+static void two_procs(struct swapin_job *job)
+{
+        proc_4242();
+        proc_5151();
+        job_of(job);
+}
+
 static struct collapse_job cjob(volatile sig_atomic_t *stop)
 {
         return (struct collapse_job){ .root = ft_root, .floor_kib = 100000, .stop_flag = stop,
@@ -203,9 +211,7 @@ static void test_which_ranges(void **state)
         struct collapse_job cj = cjob(NULL);
 
         (void)state;
-        proc_4242();
-        proc_5151();
-        job_of(&job);
+        two_procs(&job);
         assert_int_equal(collapse_run(&cj, &job), 0);
         assert_int_equal(cj.stop, COLLAPSE_DONE);
         assert_int_equal(cj.candidates, 4);
@@ -295,9 +301,7 @@ static void test_gone(void **state)
         struct collapse_job cj = cjob(NULL);
 
         (void)state;
-        proc_4242();
-        proc_5151();
-        job_of(&job);
+        two_procs(&job);
         /* 5151 gone after 0 checks (smaps), 1 (pagemap), 2 (just before the write fault). */
         for (int left = 0; left <= 2; left++) {
                 n_calls = n_faults = 0;
@@ -395,9 +399,7 @@ static void test_unsupported(void **state)
         struct collapse_job cj = cjob(NULL);
 
         (void)state;
-        proc_4242();
-        proc_5151();
-        job_of(&job);
+        two_procs(&job);
         answer(a, 1);
         assert_int_equal(collapse_run(&cj, &job), 0);
         assert_int_equal(cj.stop, COLLAPSE_UNSUPPORTED);
@@ -412,9 +414,7 @@ static void test_floor(void **state)
         struct collapse_job cj = cjob(NULL);
 
         (void)state;
-        proc_4242();
-        proc_5151();
-        job_of(&job);
+        two_procs(&job);
         ft_puts("/proc/meminfo", "MemTotal: 1000000 kB\nMemAvailable: 102000 kB\nAnonPages: 1000 kB\nShmem: 0 kB\n");
         assert_int_equal(collapse_run(&cj, &job), 0);
         assert_int_equal(cj.stop, COLLAPSE_FLOOR);
@@ -437,9 +437,7 @@ static void test_kernel_answers(void **state)
         struct collapse_job cj = cjob(NULL);
 
         (void)state;
-        proc_4242();
-        proc_5151();
-        job_of(&job);
+        two_procs(&job);
         answer(a, 5);
         assert_int_equal(collapse_run(&cj, &job), 0);
         assert_int_equal(cj.stop, COLLAPSE_DONE);
@@ -502,9 +500,7 @@ static void test_signal(void **state)
         struct collapse_job cj = cjob(&stop);
 
         (void)state;
-        proc_4242();
-        proc_5151();
-        job_of(&job);
+        two_procs(&job);
         assert_int_equal(collapse_run(&cj, &job), 0);
         assert_int_equal(cj.stop, COLLAPSE_SIGNAL);
         assert_int_equal(cj.collapsed, 0);

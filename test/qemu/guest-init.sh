@@ -168,6 +168,25 @@ anonhuge_kib() { awk '/^AnonHugePages:/ {print $2}' "/proc/$1/smaps_rollup"; }
 
 meminfo_kib() { awk -v k="$1:" '$1 == k {print $2}' /proc/meminfo; }
 
+# The benchmarks' workload throughput (bench-swapin, bench-roundtrip): the guest clock, the median of
+# the workload's rate lines in /tmp/rate after t=$1 (the first interval of a start is skipped), and
+# its baseline: 8 s of measurement of workload $wl.
+now() { cut -d' ' -f1 /proc/uptime; }
+
+median_rate() {
+    awk -v t="$1" '$1 > t {print $2}' /tmp/rate | sed 1d | sort -n |
+        awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print 0}'
+}
+
+measure_baseline() {
+    t=$(now)
+    kill -USR2 "$wl"
+    sleep 8
+    kill -USR2 "$wl"
+    sleep 0.5
+    median_rate "$t"
+}
+
 # thaw.after=write: the resumed system writes files, as a real one would (crafted.sh's image).
 after_resume() {
     case "$1" in

@@ -17,23 +17,6 @@
 # at the same moment, and the seconds (guest clock, which goes on across the resume) from that line
 # until the workload ran at 90% of its baseline or more, at most thaw.limit= (240) seconds.
 
-now() { cut -d' ' -f1 /proc/uptime; }
-
-# Median of the rate lines after t=$1 (the first interval of a start is skipped).
-median_rate() {
-    awk -v t="$1" '$1 > t {print $2}' /tmp/rate | sed 1d | sort -n |
-        awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print 0}'
-}
-
-measure_baseline() {
-    t=$(now)
-    kill -USR2 "$wl"
-    sleep 8
-    kill -USR2 "$wl"
-    sleep 0.5
-    median_rate "$t"
-}
-
 # Seconds after $1 at which the workload first ran at $2 MiB/s or more, within $3 s of $1 (guest
 # clock: the limit is the same however long each look takes).
 time_to() {

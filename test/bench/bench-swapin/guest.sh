@@ -28,7 +28,6 @@ SWAPDEV=/dev/mapper/thaw-swap
 LIMIT=${BENCH_LIMIT:-240} # seconds a variant may take to get back to 90%
 RAW_READERS=4             # as thaw swapin's default --threads
 
-now() { cut -d' ' -f1 /proc/uptime; }
 # The workload's memory in transparent huge pages, kB.
 hugekb() { awk '/^AnonHugePages:/ {print $2}' "/proc/$wl/smaps_rollup"; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
@@ -40,21 +39,6 @@ cpu_since() {
         if (t <= 0) t = 1
         printf "user %.0f%%, nice %.0f%%, system %.0f%%, irq+softirq %.0f%%, iowait %.0f%%, idle %.0f%%",
             100 * d[1] / t, 100 * d[2] / t, 100 * d[3] / t, 100 * (d[6] + d[7]) / t, 100 * d[5] / t, 100 * d[4] / t }'
-}
-
-# Median of the rate lines after t=$1 (the first interval of a start is skipped).
-median_rate() {
-    awk -v t="$1" '$1 > t {print $2}' /tmp/rate | sed 1d | sort -n |
-        awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print 0}'
-}
-
-measure_baseline() {
-    t=$(now)
-    kill -USR2 "$wl"
-    sleep 8
-    kill -USR2 "$wl"
-    sleep 0.5
-    median_rate "$t"
 }
 
 # First time after $1 at which the workload ran at $2 MiB/s or more; waits at most LIMIT s.

@@ -27,6 +27,8 @@ req=$top/cloud/thaw-hibernate-request.service
 check "thaw-hibernate-request.service: one oneshot thaw hibernate, not remaining after it" sh -c \
     "grep -qx 'ExecStart=/usr/sbin/thaw hibernate' '$req' && grep -qx 'Type=oneshot' '$req' &&
      ! grep -q '^RemainAfterExit=yes' '$req' && grep -qx 'StandardError=journal+console' '$req'"
+check "both units possess root's user keyring, where the swap's ticket key is (KeyringMode=shared)" sh -c \
+    "grep -qx 'KeyringMode=shared' '$unit' && grep -qx 'KeyringMode=shared' '$req'"
 
 # The ExecStopPost line as systemd runs it ($$ is one $): said on a failure, silent on success.
 line=$(sed -n "s/^ExecStopPost=\/bin\/sh -c '\(.*\)'\$/\1/p" "$req" | sed 's/\$\$/$/g')

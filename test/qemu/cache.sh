@@ -286,7 +286,7 @@ tq_build_deb() {
     local key dir src
     command -v dpkg-buildpackage > /dev/null || tq_skip "dpkg-buildpackage missing (run make deps)"
     key=$(cd "$TQ_REPO" && git ls-files -co --exclude-standard -z -- Makefile debian resume crypto \
-        dracut-module man kernel README.md | xargs -0 cat | sha256sum | cut -c1-16)
+        dracut-module man kernel cloud README.md | xargs -0 cat | sha256sum | cut -c1-16)
     dir=$TQ_CACHE/deb-$key
     TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' 2> /dev/null | head -n1)
     [[ -n $TQ_DEB ]] && return 0

@@ -130,6 +130,11 @@ check: all $(UNIT_BIN) $(B)/asan/thaw
 check-qemu: all
 	test/qemu/run.sh $(ONLY)
 
+# test/cloud's QEMU scenarios (a Debian 12 systemd root built with mmdebstrap, thaw from its
+# package, set up by thaw provision): make check-cloud [ONLY=name]; not part of make test.
+check-cloud: all
+	test/cloud/run.sh $(ONLY)
+
 # The swapoff readahead benchmark (kernel/bench/): builds Debian's 6.1 twice, boots QEMU; not
 # part of make test (about an hour the first time, see README.md).
 bench-kernel: deps
@@ -195,4 +200,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate bench-roundtrip soak
+.PHONY: all deps check check-qemu check-cloud test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate bench-roundtrip soak

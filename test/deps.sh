@@ -4,6 +4,7 @@
 # Installs no kernel and no dracut: the QEMU tests download and unpack those into .cache/.
 # flex, bison, bc and libelf-dev build make bench-kernel's kernels.
 # systemd: dracut's systemd flavour (test/qemu/systemd-resume) takes the host's.
+# mmdebstrap: test/cloud's Debian 12 root (make check-cloud).
 # build-essential: t-package's dpkg-buildpackage checks the build dependencies (dpkg-checkbuilddeps),
 # which always include it; fakeroot lets a non-root user build the package. ca-certificates:
 # apt-get download (kernel, dracut) over https sources. A debootstrap'ed bookworm root (a fresh
@@ -18,7 +19,7 @@ shellcheck cryptsetup-bin liblzo2-dev liblz4-dev dosfstools mtools genisoimage
 libcurl4-openssl-dev python3 clang libclang-rt-14-dev
 libtss2-dev libssl-dev swtpm swtpm-tools tpm2-tools
 flex bison bc libelf-dev
-systemd iproute2 procps debhelper dpkg-dev build-essential fakeroot ca-certificates"
+systemd iproute2 procps debhelper dpkg-dev build-essential fakeroot ca-certificates mmdebstrap"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The guest's side of test/cloud/: what thaw-provision.service did at this boot (its result, its
+# time and dracut's share, the initramfs's and thaw.conf's checksums), then the step that
+# thaw.step= names; THAW-TEST: lines on the serial console, which the harness reads. Installed as
+# /usr/local/sbin/thaw-test, run by thaw-test.service.
+#   report     the report, then power off
+#   sleep      the report, the workload (thaw.mib= MiB from thaw.seed=), then wait for the
+#              sleep-button press the host sends: acpid starts thaw-hibernate-request.service,
+#              whose thaw hibernate powers the VM off; resumed, the workload is checked, power off
+exec > /dev/ttyS0 2>&1
+
+say() { echo "THAW-TEST: $*"; }
+arg() { tr ' ' '\n' < /proc/cmdline | sed -n "s/^$1=//p" | tail -n 1; }
+# unit_prop UNIT PROPERTY: systemctl show's value, 0 when empty.
+unit_prop() { v=$(systemctl show -P "$2" "$1"); echo "${v:-0}"; }
+
+# The seconds (monotonic, as the journal stamps them) of the first line of thaw-provision.service
+# at this boot holding $1, or nothing.
+prov_time() {
+    journalctl -b -u thaw-provision.service -o short-monotonic --no-pager |
+        grep -m1 -F -- "$1" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'
+}
+
+report() {
+    kver=$(uname -r)
+    say "fresh boot step=$step"
+    say "root: $(grep ' / ' /proc/mounts)"
+    say "provision: result=$(unit_prop thaw-provision.service Result) status=$(unit_prop thaw-provision.service ExecMainStatus)"
+    t0=$(unit_prop thaw-provision.service ExecMainStartTimestampMonotonic)
+    t1=$(unit_prop thaw-provision.service ExecMainExitTimestampMonotonic)
+    say "provision took $(((t1 - t0) / 1000)) ms"
+    # dracut's share: from its first line to thaw provision's line after it.
+    d0=$(prov_time 'dracut: ')
+    d1=$(prov_time "rebuilt the running kernel's initramfs")
+    if [ -n "$d0" ] && [ -n "$d1" ]; then
+        say "provision: dracut took $(awk -v a="$d0" -v b="$d1" 'BEGIN { printf "%d", (b - a) * 1000 }') ms"
+    else
+        say "provision: dracut did not run"
+    fi
+    say "initramfs: $(sha256sum < "/boot/initrd.img-$kver" | cut -c1-64) $(stat -c '%s bytes, changed %z' "/boot/initrd.img-$kver")"
+    say "thaw.conf: $(sha256sum < /etc/thaw/thaw.conf | cut -c1-64) $(stat -c 'changed %z' /etc/thaw/thaw.conf)"
+    sed 's/^/THAW-TEST: thaw.conf: /' /etc/thaw/thaw.conf
+    grep '^/dev/' /proc/swaps | tr -s ' \t' ' ' | sed 's/^/THAW-TEST: swap on: /'
+    systemd-analyze blame --no-pager 2> /dev/null | head -n 5 | sed 's/^ */THAW-TEST: blame: /'
+}
+
+# wait_request: until thaw-hibernate-request.service has run and exited (in the resumed system),
+# up to 180 s of waiting before the request.
+wait_request() {
+    n=0
+    while [ "$(unit_prop thaw-hibernate-request.service ExecMainExitTimestampMonotonic)" = 0 ]; do
+        n=$((n + 1))
+        [ "$n" -le 180 ] || { say "no hibernate request after 180 s"; return 1; }
+        [ $((n % 10)) -eq 0 ] && say "waiting for the hibernate request ($n s)"
+        sleep 1
+    done
+    say "hibernate request: result=$(unit_prop thaw-hibernate-request.service Result) status=$(unit_prop thaw-hibernate-request.service ExecMainStatus)"
+}
+
+step=$(arg thaw.step)
+report
+case $step in
+sleep)
+    boot_id=$(cat /proc/sys/kernel/random/boot_id)
+    rm -f /run/thaw-test-ready
+    /usr/local/bin/workload "$(arg thaw.mib)" "$(arg thaw.seed)" /run/thaw-test-ready &
+    wl=$!
+    while [ ! -e /run/thaw-test-ready ] && kill -0 "$wl" 2> /dev/null; do sleep 0.5; done
+    [ -e /run/thaw-test-ready ] && say "workload ready, press the sleep button"
+    if wait_request; then
+        if [ "$(cat /proc/sys/kernel/random/boot_id)" = "$boot_id" ]; then
+            say "same boot after the request (resumed)"
+        else
+            say "another boot id after the request"
+        fi
+        kill -USR1 "$wl"
+        wait "$wl"
+        say "workload exit $?"
+        thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
+    fi
+    ;;
+esac
+say "powering off"
+systemctl --no-block poweroff

@@ -68,21 +68,19 @@ tc_build_root() {
     mv "$out.tmp" "$out"
 }
 
-# tc_prepare: the kernel, dracut, the workload, the package, the first boot's initramfs (the
-# harness's systemd flavour with the package's thaw, which finds no thaw.conf and does nothing:
-# the image's own is made by thaw provision) and the root.
+# tc_prepare: the kernel, dracut, the workload, the package, the first boot's initramfs and the
+# root. The first boot's initramfs stands for the one the image was built with: thaw's part finds
+# no thaw.conf and does nothing (the image's own is made by thaw provision). It is the harness's
+# systemd flavour as systemd-resume boots it, so make check-qemu and make check-cloud share it.
 tc_prepare() {
-    local pkg
     command -v "$TQ_QEMU" > /dev/null || tq_skip "$TQ_QEMU missing (run make deps)"
+    [[ -x $TQ_THAW ]] || tq_die "$TQ_THAW missing (run make)"
     mkdir -p "$TQ_CACHE"
     tq_fetch_kernel
     tq_fetch_dracut
     tq_build_workload
     tq_build_deb
-    pkg=$TQ_CACHE/cloud-pkg
-    rm -rf "$pkg"
-    dpkg -x "$TQ_DEB" "$pkg" || tq_die "dpkg -x $TQ_DEB failed"
-    TQ_THAW=$pkg/usr/sbin/thaw TQ_THAW_MODULE=$pkg/usr/lib/dracut/modules.d/90thaw tq_build_initramfs_systemd
+    tq_build_initramfs_systemd
     tc_build_root
 }
 

@@ -39,7 +39,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "make bench-swapin, $(date -u '+%Y-%m-%d %H:%M UTC'), host load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "guest: ${TQ_MEM} MiB RAM, ${TQ_SMP} vCPUs (QEMU TCG, $TQ_CPU), workload ${TQ_WORKLOAD_MIB} MiB," \
          "swap on dm-crypt (aes-xts-plain64) over virtio-blk; rounds: $ROUNDS, the three variants interleaved in each"
-    grep -h "THAW-TEST: bench: baseline\|THAW-TEST: bench: 90%\|THAW-TEST: bench: huge pages" \
+    grep -h "THAW-TEST: bench: baseline\|THAW-TEST: bench: 90%\|THAW-TEST: bench: huge pages\|THAW-TEST: bench: xts" \
         "$TQ_WORK/hibernate.log" "$log" | sed 's/.*THAW-TEST: bench: /  /'
     echo
     sed -n 's/.*THAW-TEST: bench: round \([0-9]*\) \([a-z]*\): swapped \([0-9]*\) kB, helper \([0-9.]*\) s, back to 90% after \([>0-9.]*\) s.*AnonHugePages before push-out \([0-9]*\) kB, after it \([0-9]*\) kB, after \([0-9]*\) kB.*/\1 \2 \3 \4 \5 \6 \7 \8/p; s/.*THAW-TEST: bench: round \([0-9]*\) raw \([^:]*\): \([0-9]*\) MiB in \([0-9.]*\) s.*/\1 raw:\2 \3 \4/p' "$log" | awk -v wkb=$((TQ_WORKLOAD_MIB * 1024)) '

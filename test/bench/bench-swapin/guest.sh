@@ -169,6 +169,8 @@ step_bench() {
     thaw hibernate --mode shutdown --image-size 0 --reclaim --no-swapin
     say "hibernate exit $?"
     say "bench: after resume: workload VmSwap $(vmswap_kib "$wl") kB, AnonHugePages $(hugekb) kB"
+    # Which implementation dm-crypt decrypts with: AES-NI (a guest CPU with aes) or the generic C.
+    say "bench: xts(aes) in /proc/crypto: $(awk '/^name/ { n = $3 } /^driver/ && n == "xts(aes)" { printf "%s%s", s, $3; s = ", " }' /proc/crypto)"
     # Everything back once, then the baseline again: the host's load may have changed meanwhile.
     thaw swapin 2>&1 | sed 's/^/THAW-TEST: bench: initial /'
     say "bench: huge pages after the first swap-in: AnonHugePages $(hugekb) kB"

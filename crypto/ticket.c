@@ -172,21 +172,31 @@ int ticket_key_store(const char *luks_uuid, const struct secret *key)
         r = key_desc(luks_uuid, desc, sizeof(desc));
         if (r < 0)
                 return r;
-        /* add_key() updates a key of the same type and description in that keyring in place. */
-        id = add_key("user", desc, key->data, key->len, KEY_SPEC_USER_KEYRING);
+        /* A key root's keyring already has is updated in place (the owner may write it). */
+        id = (key_serial_t)keyctl_search(KEY_SPEC_USER_KEYRING, "user", desc, 0);
+        if (id >= 0 && keyctl_update(id, key->data, key->len) == 0)
+                return 0;
+        /*
+         * A new one is made in this thread's keyring, where the caller possesses it whatever its
+         * session keyring is: a service under systemd's private session keyring (KeyringMode=private,
+         * the default), cloud-init's or systemd-run's, does not possess root's user keyring, and a
+         * key added straight there could not have its rights narrowed (setattr is a possessor's
+         * right), so it would be dropped. Narrowed there, then linked into root's keyring.
+         */
+        id = add_key("user", desc, key->data, key->len, KEY_SPEC_THREAD_KEYRING);
         if (id < 0)
                 return -errno;
         /*
          * Security: the owner (root) reads it later from another session, where only the user
          * rights apply; group and others get nothing. A key whose rights could not be narrowed goes.
          */
+        r = 0;
         if (keyctl_setperm(id, KEY_POS_ALL | KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH |
-                                       KEY_USR_SETATTR) < 0) {
+                                       KEY_USR_SETATTR) < 0 ||
+            keyctl_link(id, KEY_SPEC_USER_KEYRING) < 0)
                 r = -errno;
-                (void)keyctl_unlink(id, KEY_SPEC_USER_KEYRING);
-                return r;
-        }
-        return 0;
+        (void)keyctl_unlink(id, KEY_SPEC_THREAD_KEYRING);
+        return r;
 }
 
 int ticket_key_load(const char *luks_uuid, struct secret **out)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -326,6 +327,76 @@ static void test_keyring(void **state)
         assert_int_equal(ticket_key_store("86ef0599-941f-4d25-80e6-68a97b7d5ffd:x", key), -EINVAL);
 }
 
+/*
+ * Stored from a session that does not possess root's user keyring, as a service under systemd's
+ * private session keyring (KeyringMode=private) stores it: in a child that joined a new anonymous
+ * session keyring. The key still lands in root's keyring with its rights narrowed, and is read back.
+ */
+static void test_keyring_private_session(void **state)
+{
+        int status;
+        pid_t pid;
+
+        (void)state;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct secret *got = NULL, *k = NULL;
+                uint8_t r[16];
+                char uuid[37], desc[64], buf[256];
+                key_serial_t id;
+                unsigned perm;
+                char *p = buf;
+                int rc;
+
+                if (keyctl_join_session_keyring(NULL) < 0)
+                        _exit(77);
+                /* Not possessed from here: the new session keyring does not link root's. */
+                if (keyctl_search(KEY_SPEC_SESSION_KEYRING, "keyring", "_uid.0", 0) >= 0)
+                        _exit(3);
+                if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+                        _exit(4);
+                snprintf(uuid, sizeof(uuid), "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                         r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12], r[13], r[14],
+                         r[15]);
+                /* The child's own key: secrets are not inherited across fork (MADV_WIPEONFORK). */
+                if (secret_random(TICKET_KEY_SIZE, &k) < 0)
+                        _exit(4);
+                rc = ticket_key_store(uuid, k);
+                if (rc == -EPERM || rc == -ENOSYS || rc == -EDQUOT)
+                        _exit(77);
+                if (rc != 0) {
+                        fprintf(stderr, "ticket_key_store from a private session: %s\n", strerror(-rc));
+                        _exit(5);
+                }
+                snprintf(desc, sizeof(desc), "thaw:ticket:%s", uuid);
+                id = (key_serial_t)keyctl_search(KEY_SPEC_USER_KEYRING, "user", desc, 0);
+                if (id <= 0 || keyctl_describe(id, buf, sizeof(buf)) <= 0)
+                        _exit(6);
+                for (int i = 0; i < 3; i++)
+                        p = strchr(p, ';') + 1;
+                perm = (unsigned)strtoul(p, NULL, 16);
+                if (perm != (KEY_POS_ALL | KEY_USR_VIEW | KEY_USR_READ | KEY_USR_WRITE | KEY_USR_SEARCH |
+                             KEY_USR_SETATTR))
+                        _exit(7);
+                if (ticket_key_load(uuid, &got) != 0 || !secret_equal(got, k))
+                        _exit(8);
+                secret_freep(&got);
+                secret_freep(&k);
+                /* Nothing left behind in the thread's keyring. */
+                if (keyctl_search(KEY_SPEC_THREAD_KEYRING, "user", desc, 0) >= 0)
+                        _exit(9);
+                _exit(keyctl_unlink(id, KEY_SPEC_USER_KEYRING) == 0 ? 0 : 10);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 77) {
+                fprintf(stderr, "skip: no user keyring here\n");
+                skip();
+        }
+        assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* A LUKS2 image file with one keyfile token bound to its keyslot, as thaw setup makes it. */
 static char dir[256], img[300];
 
@@ -542,6 +613,7 @@ int main(void)
                 cmocka_unit_test(test_state_not_authenticated),
                 cmocka_unit_test_setup_teardown(test_new, ft_setup, ft_teardown),
                 cmocka_unit_test(test_keyring),
+                cmocka_unit_test(test_keyring_private_session),
         };
         const struct CMUnitTest disk[] = {
                 cmocka_unit_test(test_token_io),

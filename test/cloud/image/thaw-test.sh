@@ -8,6 +8,10 @@
 #   sleep      the report, the workload (thaw.mib= MiB from thaw.seed=), then wait for the
 #              sleep-button press the host sends: acpid starts thaw-hibernate-request.service,
 #              whose thaw hibernate powers the VM off; resumed, the workload is checked, power off
+#   refuse     as sleep, but first a swap file (/swap.rival, 16 MiB) is turned on at thaw's own
+#              priority, as a swap an image left behind would be: thaw hibernate refuses the
+#              request, and the workload is checked in the same boot; the request unit's journal
+#              follows, then power off
 exec > /dev/ttyS0 2>&1
 
 say() { echo "THAW-TEST: $*"; }
@@ -60,26 +64,47 @@ wait_request() {
     say "hibernate request: result=$(unit_prop thaw-hibernate-request.service Result) status=$(unit_prop thaw-hibernate-request.service ExecMainStatus)"
 }
 
-step=$(arg thaw.step)
-report
-case $step in
-sleep)
+# rival: a swap file at thaw's priority (thaw provision's 32767, the highest), turned on.
+rival() {
+    if ! { dd if=/dev/zero of=/swap.rival bs=1M count=16 status=none &&
+        chmod 0600 /swap.rival && mkswap /swap.rival > /dev/null &&
+        swapon --priority 32767 /swap.rival; }; then
+        say "rival swap: could not turn /swap.rival on"
+        return 1
+    fi
+    grep '^/' /proc/swaps | tr -s ' \t' ' ' | sed 's/^/THAW-TEST: swap on: /'
+}
+
+# request AFTER: the workload, the sleep button's request and what came after it: the same boot
+# is said as "same boot after the request (AFTER)", then the workload is checked.
+request() {
     boot_id=$(cat /proc/sys/kernel/random/boot_id)
     rm -f /run/thaw-test-ready
     /usr/local/bin/workload "$(arg thaw.mib)" "$(arg thaw.seed)" /run/thaw-test-ready &
     wl=$!
     while [ ! -e /run/thaw-test-ready ] && kill -0 "$wl" 2> /dev/null; do sleep 0.5; done
     [ -e /run/thaw-test-ready ] && say "workload ready, press the sleep button"
-    if wait_request; then
-        if [ "$(cat /proc/sys/kernel/random/boot_id)" = "$boot_id" ]; then
-            say "same boot after the request (resumed)"
-        else
-            say "another boot id after the request"
-        fi
-        kill -USR1 "$wl"
-        wait "$wl"
-        say "workload exit $?"
-        thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
+    wait_request || return 1
+    if [ "$(cat /proc/sys/kernel/random/boot_id)" = "$boot_id" ]; then
+        say "same boot after the request ($1)"
+    else
+        say "another boot id after the request"
+    fi
+    kill -USR1 "$wl"
+    wait "$wl"
+    say "workload exit $?"
+    thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
+}
+
+step=$(arg thaw.step)
+report
+case $step in
+sleep)
+    request resumed
+    ;;
+refuse)
+    if rival && request refused; then
+        journalctl -b -u thaw-hibernate-request.service -o cat --no-pager | sed 's/^/THAW-TEST: journal: /'
     fi
     ;;
 esac

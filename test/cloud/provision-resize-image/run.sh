@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# provision-resize-image: the part of a resize that meets an image. The image of
+# provision-first-boot sets itself up (size=ram for TQ_MEM MiB) and hibernates at the sleep
+# button. Started again with 256 MiB more memory, as an instance whose type changed while it was
+# stopped, its image cannot be resumed there (README: "Fresh images only"); under
+# rd.thaw.mismatch=poweroff, the default, thaw powers the VM off in the initramfs thaw provision
+# built, before anything is mounted: thaw provision never runs, nothing is resized, neither disk
+# changes and the ticket stays fresh. Started again with TQ_MEM MiB, the VM resumes it, nothing
+# lost.
+set -u
+# shellcheck source=test/cloud/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+tc_prepare
+tq_workdir provision-resize-image
+tc_monitor
+trap 'kill "${TC_PRESSER:-}" 2> /dev/null; rm -f "$TC_MONITOR"' EXIT
+export TQ_THAW_ARGS=""
+mem=$TQ_MEM
+big=$((TQ_MEM + 256))
+
+tc_press_when first "THAW-TEST: workload ready"
+tq_sleep_boot_checked first sleep "$TQ_WORK/key"
+kill "$TC_PRESSER" 2> /dev/null
+tc_report_checks first
+tq_check "first: thaw provision planned the first setup" tq_has first "first setup: format /dev/vdb as LUKS2 swap"
+tq_check "first: thaw provision rebuilt the initramfs" tq_has first "rebuilt the running kernel's initramfs"
+tq_check "first: the image was written" tq_image_written first
+tq_check "first: powered off inside the hibernation (the request did not return)" \
+    tq_lacks first "THAW-TEST: hibernate request:"
+
+tc_initramfs resume
+TQ_MEM=$big tq_poweroff_boot bigger "image was made with $mem MiB of memory, this machine has $big MiB"
+tq_check "bigger: the advice names the memory size that resumes it, and the way to drop it" \
+    tq_has bigger "image kept: start the VM again with $mem MiB to resume it, or boot with rd.thaw.mismatch=discard to drop it"
+tq_check "bigger: thaw provision never ran" tq_lacks bigger "thaw-provision"
+
+TQ_MEM=$mem tq_sleep_boot_checked resume resume "$TQ_WORK/key"
+tq_check "resume: thaw handed the image to the kernel" tq_has resume "thaw: resuming from /dev/mapper/thaw-swap"
+tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
+tq_check "resume: no fresh boot" tq_lacks resume "THAW-TEST: fresh boot"
+tq_check "resume: the request's thaw hibernate returned 0 in the resumed system" \
+    tq_has resume "THAW-TEST: hibernate request: result=success status=0"
+tq_check "resume: the same boot as before the request" tq_has resume "THAW-TEST: same boot after the request (resumed)"
+tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+tq_finish

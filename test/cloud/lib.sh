@@ -133,3 +133,16 @@ tc_report_checks() {
     tq_log "$1: thaw-provision.service $(grep -ao -m1 'THAW-TEST: provision took [0-9]* ms' "$TQ_WORK/$1.log" |
         sed 's/.*provision //'); $(grep -ao -m1 'THAW-TEST: provision: dracut .*' "$TQ_WORK/$1.log" | sed 's/.*provision: //')"
 }
+
+# tc_resumed_checks: the boot "resume" handed the image over and the kernel loaded it; the
+# resumed system is the same boot as the one the sleep-button request came in, whose thaw
+# hibernate returned 0, and the workload lost nothing.
+tc_resumed_checks() {
+    tq_check "resume: thaw handed the image to the kernel" tq_has resume "thaw: resuming from /dev/mapper/thaw-swap"
+    tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
+    tq_check "resume: no fresh boot" tq_lacks resume "THAW-TEST: fresh boot"
+    tq_check "resume: the request's thaw hibernate returned 0 in the resumed system" \
+            tq_has resume "THAW-TEST: hibernate request: result=success status=0"
+    tq_check "resume: the same boot as before the request" tq_has resume "THAW-TEST: same boot after the request (resumed)"
+    tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+}

@@ -45,11 +45,5 @@ tq_log "the initramfs thaw provision built: $(stat -c %s "$TQ_INITRD") bytes"
 tq_sleep_boot_checked resume resume "$TQ_WORK/key"
 tq_check "resume: thaw verified the image's ticket before the handoff" \
     grep -qE "thaw: image ticket verified in [0-9]+ ms: image of $TQ_DATE_RE, " "$TQ_WORK/resume.log"
-tq_check "resume: thaw handed the image to the kernel" tq_has resume "thaw: resuming from /dev/mapper/thaw-swap"
-tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
-tq_check "resume: no fresh boot" tq_lacks resume "THAW-TEST: fresh boot"
-tq_check "resume: the request's thaw hibernate returned 0 in the resumed system" \
-    tq_has resume "THAW-TEST: hibernate request: result=success status=0"
-tq_check "resume: the same boot as before the request" tq_has resume "THAW-TEST: same boot after the request (resumed)"
-tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+tc_resumed_checks
 tq_finish

@@ -37,11 +37,5 @@ tq_check "bigger: the advice names the memory size that resumes it, and the way 
 tq_check "bigger: thaw provision never ran" tq_lacks bigger "thaw-provision"
 
 TQ_MEM=$mem tq_sleep_boot_checked resume resume "$TQ_WORK/key"
-tq_check "resume: thaw handed the image to the kernel" tq_has resume "thaw: resuming from /dev/mapper/thaw-swap"
-tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
-tq_check "resume: no fresh boot" tq_lacks resume "THAW-TEST: fresh boot"
-tq_check "resume: the request's thaw hibernate returned 0 in the resumed system" \
-    tq_has resume "THAW-TEST: hibernate request: result=success status=0"
-tq_check "resume: the same boot as before the request" tq_has resume "THAW-TEST: same boot after the request (resumed)"
-tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+tc_resumed_checks
 tq_finish

@@ -126,14 +126,15 @@ check: all $(UNIT_BIN) $(B)/asan/thaw
 	test/lint.sh
 	$(MAKE) --no-print-directory fuzz-brief
 
-# QEMU scenarios: make check-qemu [ONLY=name]
+# QEMU scenarios, test/qemu's and test/cloud's: make check-qemu [ONLY=name]
 check-qemu: all
 	test/qemu/run.sh $(ONLY)
 
-# test/cloud's QEMU scenarios (a Debian 12 systemd root built with mmdebstrap, thaw from its
-# package, set up by thaw provision): make check-cloud [ONLY=name]; not part of make test.
+# test/cloud's QEMU scenarios alone (a Debian 12 systemd root built with mmdebstrap, thaw from its
+# package, set up by thaw provision): make check-cloud [ONLY=name]; make check-qemu runs them too.
+CLOUD_SCENARIOS := $(patsubst test/cloud/%/run.sh,%,$(wildcard test/cloud/*/run.sh))
 check-cloud: all
-	test/cloud/run.sh $(ONLY)
+	test/qemu/run.sh $(or $(ONLY),$(CLOUD_SCENARIOS))
 
 # The swapoff readahead benchmark (kernel/bench/): builds Debian's 6.1 twice, boots QEMU; not
 # part of make test (about an hour the first time, see README.md).

@@ -415,6 +415,13 @@ enum cmd_status cmd_provision(int argc, char **argv)
                 log_msg(LOG_ERR, "%s; nothing changed", p.why);
                 if (p.action == PROVPLAN_REFUSE_IMAGE)
                         kept_image(*c.swapfile ? c.swapfile : c.device);
+                /*
+                 * Smaller than the rule asks, and no room to grow: still thaw's swap, set up and
+                 * sound, so it is on as at any boot. Whether an image fits is thaw hibernate's
+                 * check when a hibernation is asked for ("not enough free swap").
+                 */
+                if (p.action == PROVPLAN_REFUSE_ROOM && s.configured && !dry_run)
+                        ensure_on(root, &c, &s);
                 return CMD_FAILED;
         }
         if (dry_run)

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # test/cloud's scenarios: a Debian 12 root with systemd and thaw from its own Debian package, set
-# up by thaw provision at its first boot, as a cloud image is. Not in make test (make check-cloud).
+# up by thaw provision at its first boot, as a cloud image is (make check-cloud; part of make test).
 # shellcheck shell=bash
 #
-# Sourced by test/cloud/*/run.sh and test/cloud/run.sh; it sources the QEMU harness
-# (test/qemu/lib.sh) and boots through it. The root is built once with mmdebstrap (from the apt
-# sources of this machine) into $TQ_CACHE/cloud-root-KEY.img, KEY a hash of the package, this file,
-# image/ and the guest kernel; the guest kernel's modules are copied in, as its own package would
-# put them, for dracut and udev.
+# Sourced by test/cloud/*/run.sh, which test/qemu/run.sh runs beside test/qemu's scenarios; it
+# sources the QEMU harness (test/qemu/lib.sh) and boots through it. The root is built once with
+# mmdebstrap (from the apt sources of this machine) into $TQ_CACHE/cloud-root-KEY.img, KEY a hash
+# of the package, root.sh, image/ and the guest kernel; the guest kernel's modules are copied in,
+# as its own package would put them, for dracut and udev. The image after its first boot is shared
+# too (tc_state).
 
 # The harness's defaults that differ here (set before it is sourced, which keeps what is set).
 # A first boot under TCG: systemd, thaw provision's setup and dracut, the workload, the hibernation.
@@ -21,52 +22,8 @@ TQ_SWAP_MIB=${TQ_SWAP_MIB:-1024}
 . "$(dirname "${BASH_SOURCE[0]}")/../qemu/lib.sh"
 
 TC_DIR=$TQ_REPO/test/cloud
-TC_PACKAGES=systemd-sysv,udev,kmod,dracut-core,e2fsprogs,procps,acpid
-
-# tc_build_root: the image, with /etc/thaw/provision.conf and what an image builder adds (the
-# package's sleep-button trigger copied into /etc, thaw-provision.service enabled, a lean dracut
-# configuration) and the test's own step (image/thaw-test.sh, its unit, the workload). Sets
-# TQ_ROOT_BASE, which tq_workdir copies.
-tc_build_root() {
-    local key out tree kdir
-    command -v mmdebstrap > /dev/null || tq_skip "mmdebstrap missing (run make deps)"
-    key=$(tq_hash "$TQ_DEB" "${BASH_SOURCE[0]}" "$TC_DIR"/image/* "$TQ_CACHE/workload" <(echo "$TQ_KVER $TC_PACKAGES"))
-    out=$TQ_CACHE/cloud-root-$key.img
-    # shellcheck disable=SC2034 # read by harness.sh's tq_workdir
-    TQ_ROOT_BASE=$out
-    [[ -s $out ]] && return 0
-    tq_log "building the cloud image's root with mmdebstrap (bookworm, $TC_PACKAGES, the thaw package)"
-    rm -f "$TQ_CACHE"/cloud-root-*.img
-    tree=$TQ_CACHE/cloud-tree
-    rm -rf "$tree"
-    # The hook bind-mounts the local thaw package into the chroot for apt.
-    mmdebstrap --quiet --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
-        --include="$TC_PACKAGES,$TQ_DEB" bookworm "$tree" > "$TQ_CACHE/cloud-mmdebstrap.log" 2>&1 \
-        || { tail -n 20 "$TQ_CACHE/cloud-mmdebstrap.log" >&2; tq_die "mmdebstrap failed"; }
-    kdir=$tree/usr/lib/modules/$TQ_KVER
-    mkdir -p "$kdir"
-    cp -a "$(tq_kmoddir)"/. "$kdir/"
-    # The image builder's part (README: In a cloud image).
-    install -D -m 0644 /dev/stdin "$tree/etc/thaw/provision.conf" <<< $'device=/dev/vdb\nkey=fwcfg:opt/thaw/key\nsize=ram'
-    install -D -m 0644 "$tree/usr/share/thaw/cloud/thaw-sleep-button" "$tree/etc/acpi/events/thaw-sleep-button"
-    install -D -m 0644 "$tree/usr/share/thaw/cloud/thaw-sleep-button.conf" \
-        "$tree/etc/systemd/logind.conf.d/thaw-sleep-button.conf"
-    install -D -m 0644 "$TC_DIR/image/lean.conf" "$tree/etc/dracut.conf.d/50-lean.conf"
-    mkdir -p "$tree/etc/systemd/system/sysinit.target.wants" "$tree/etc/systemd/system/multi-user.target.wants"
-    ln -sf /usr/lib/systemd/system/thaw-provision.service "$tree/etc/systemd/system/sysinit.target.wants/"
-    echo "thaw-cloud" > "$tree/etc/hostname"
-    # The test's part.
-    install -m 0755 "$TQ_CACHE/workload" "$tree/usr/local/bin/workload"
-    install -m 0755 "$TC_DIR/image/thaw-test.sh" "$tree/usr/local/sbin/thaw-test"
-    install -m 0644 "$TC_DIR/image/thaw-test.service" "$tree/etc/systemd/system/thaw-test.service"
-    ln -sf /etc/systemd/system/thaw-test.service "$tree/etc/systemd/system/multi-user.target.wants/"
-    # The serial console carries the step's lines; a getty there would hang up (vhangup) the
-    # step's open terminal when it starts, and its writes would be lost.
-    ln -sf /dev/null "$tree/etc/systemd/system/serial-getty@ttyS0.service"
-    mke2fs -q -F -t ext4 -L root -d "$tree" "$out.tmp" 1536M > /dev/null || tq_die "mke2fs failed"
-    rm -rf "$tree"
-    mv "$out.tmp" "$out"
-}
+# shellcheck source=test/cloud/root.sh
+. "$TC_DIR/root.sh"
 
 # tc_prepare: the kernel, dracut, the workload, the package, the first boot's initramfs and the
 # root. The first boot's initramfs stands for the one the image was built with: thaw's part finds
@@ -94,6 +51,9 @@ tc_initramfs() {
     # shellcheck disable=SC2034 # read by harness.sh's tq_boot
     TQ_INITRD=$img
 }
+
+# A sleep-button presser (tc_press_when) and the monitor's socket do not outlive the scenario.
+trap 'kill "${TC_PRESSER:-}" 2> /dev/null; rm -f "${TC_MONITOR:-}"' EXIT
 
 # tc_monitor: the boots' QEMU monitor on a UNIX socket (TC_MONITOR), for the sleep button.
 tc_monitor() {
@@ -126,12 +86,86 @@ time.sleep(0.5)' "$TC_MONITOR" || tq_log "boot $1: could not press the sleep but
     TC_PRESSER=$!
 }
 
-# tc_report_checks NAME: thaw-provision.service succeeded at boot NAME, and what it cost.
+# tc_report_checks NAME: thaw-provision.service ran (its condition held, its process started) and
+# succeeded at boot NAME, and what it cost.
 tc_report_checks() {
     tq_check "$1: the guest's step ran" tq_has "$1" "THAW-TEST: fresh boot step="
-    tq_check "$1: thaw-provision.service succeeded" tq_has "$1" "THAW-TEST: provision: result=success status=0"
+    tq_check "$1: thaw-provision.service ran and succeeded" \
+        tq_has "$1" "THAW-TEST: provision: result=success status=0 condition=yes started=yes"
     tq_log "$1: thaw-provision.service $(grep -ao -m1 'THAW-TEST: provision took [0-9]* ms' "$TQ_WORK/$1.log" |
         sed 's/.*provision //'); $(grep -ao -m1 'THAW-TEST: provision: dracut .*' "$TQ_WORK/$1.log" | sed 's/.*provision: //')"
+}
+
+# tc_lacks_after NAME AFTER TEXT: boot NAME logged AFTER (it got that far) and never TEXT.
+tc_lacks_after() { tq_has "$1" "$2" && tq_lacks "$1" "$3"; }
+
+# tc_state KIND: this run's disks and key become those of the cloud image after its first boots,
+# with their serial logs in $TQ_WORK (first.log, resume.log). KIND says how far:
+#   hibernated  the first boot (step sleep) sets the image up (thaw provision: format, enroll,
+#               thaw.conf, dracut) and, with the workload running, the host presses the sleep
+#               button: thaw-hibernate-request.service's thaw hibernate powers it off inside the
+#               hibernation (provision-resize-image)
+#   resumed     then the boot "resume", from the initramfs thaw provision built, resumes it, and
+#               the resumed system checks the workload and powers off: an image set up, used and
+#               shut down (provision-first-boot, provision-idempotent, hibernate-request-refused,
+#               provision-resize-partition)
+# Each is made once, by the first scenario that asks, under a lock, and cached in
+# $TQ_CACHE/cloud-state/KEY-KIND (KEY from every input: this file, the harness, the root and the
+# initramfs, the boots' settings), as crafted.sh caches test/qemu's shared image; the scenarios
+# check those boots from their logs, whichever of them made them. Boots that failed a check are not
+# kept: their logs go to the scenario that made them, and the next one that asks boots again.
+tc_state() {
+    local kind=$1 key dir fd fails=$TQ_FAILS work=$TQ_WORK initrd=$TQ_INITRD extra=("${TQ_QEMU_EXTRA[@]}")
+    key=$(tq_hash "${BASH_SOURCE[0]}" "$TQ_REPO/test/qemu/harness.sh" \
+        <(echo "$TQ_INITRD $TQ_ROOT_BASE $TQ_MEM $TQ_SMP $TQ_CPU $TQ_SWAP_MIB $TQ_WORKLOAD_MIB"))
+    dir=$TQ_CACHE/cloud-state/$key-$kind
+    mkdir -p "$TQ_CACHE/cloud-state"
+    exec {fd}> "$TQ_CACHE/cloud-state/.lock-$kind"
+    flock "$fd"
+    if [[ -e $dir/.done ]]; then
+        tq_log "the image after its first boots ($kind) from the cache ($dir)"
+    else
+        find "$TQ_CACHE/cloud-state" -mindepth 1 -maxdepth 1 -type d -name "*-$kind" -exec rm -rf {} +
+        # resumed goes on from hibernated, into this scenario's disks first.
+        [[ $kind == resumed ]] && tc_state hibernated
+        tq_log "the image's first boots ($kind), cached in $dir"
+        mkdir -p "$dir"
+        cp --sparse=always "$work/root.img" "$work/swap.img" "$work/key" "$dir/"
+        [[ $kind == resumed ]] && cp "$work/first.log" "$dir/"
+        TQ_WORK=$dir
+        case $kind in
+        hibernated)
+            tc_monitor
+            tc_press_when first "THAW-TEST: workload ready"
+            tq_sleep_boot_checked first sleep "$dir/key"
+            kill "$TC_PRESSER" 2> /dev/null
+            rm -f "$TC_MONITOR"
+            TQ_QEMU_EXTRA=("${extra[@]}")
+            tq_check "first: thaw-provision.service ran and succeeded" \
+                tq_has first "THAW-TEST: provision: result=success status=0 condition=yes started=yes"
+            tq_check "first: the image was written" tq_image_written first
+            ;;
+        resumed)
+            tc_initramfs resume
+            tq_sleep_boot_checked resume resume "$dir/key"
+            TQ_INITRD=$initrd
+            tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
+            tq_check "resume: the resumed system powered off" tq_has resume "THAW-TEST: powering off"
+            ;;
+        *) tq_die "tc_state: no kind $kind" ;;
+        esac
+        TQ_WORK=$work
+        if ((TQ_FAILS == fails)); then
+            touch "$dir/.done"
+        else
+            cp "$dir"/*.log "$work/"
+        fi
+    fi
+    if [[ -e $dir/.done ]]; then
+        cp --sparse=always "$dir/root.img" "$dir/swap.img" "$dir/key" "$dir"/*.log "$work/"
+    fi
+    exec {fd}>&-
+    [[ -e $dir/.done ]] || { tq_log "no first boots to go on from"; tq_finish; }
 }
 
 # tc_resumed_checks: the boot "resume" handed the image over and the kernel loaded it; the
@@ -140,7 +174,8 @@ tc_report_checks() {
 tc_resumed_checks() {
     tq_check "resume: thaw handed the image to the kernel" tq_has resume "thaw: resuming from /dev/mapper/thaw-swap"
     tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
-    tq_check "resume: no fresh boot" tq_lacks resume "THAW-TEST: fresh boot"
+    tq_check "resume: no fresh boot after the image was loaded" \
+        tc_lacks_after resume "PM: Image loading done" "THAW-TEST: fresh boot"
     tq_check "resume: the request's thaw hibernate returned 0 in the resumed system" \
             tq_has resume "THAW-TEST: hibernate request: result=success status=0"
     tq_check "resume: the same boot as before the request" tq_has resume "THAW-TEST: same boot after the request (resumed)"

@@ -104,6 +104,18 @@ tq_kmoddir() { echo "$TQ_CACHE/kernel/root/lib/modules/$TQ_KVER"; }
 
 tq_hash() { cat "$@" | sha256sum | cut -c1-16; }
 
+# tq_build_lock, tq_build_unlock: one build into the cache at a time. Scenarios run side by side
+# (test/qemu/run.sh) and several build what they need when they first need it (the package, the
+# systemd initramfs, test/cloud's root); two builds of one image, or of two that share a
+# directory (dracut-conf.d), would spoil each other. A builder looks for its image, takes the lock,
+# looks again, and builds only if it is still missing; an exit (tq_die) lets the lock go.
+tq_build_lock() {
+    mkdir -p "$TQ_CACHE"
+    exec {TQ_BUILD_FD}> "$TQ_CACHE/.build.lock"
+    flock "$TQ_BUILD_FD"
+}
+tq_build_unlock() { exec {TQ_BUILD_FD}>&-; }
+
 tq_build_workload() {
     local out=$TQ_CACHE/workload src=$TQ_REPO/test/workload.c
     if [[ ! -x $out || $src -nt $out ]]; then
@@ -132,6 +144,8 @@ tq_build_initramfs() {
     # shellcheck disable=SC2034 # read by harness.sh's tq_boot (and crafted.sh's key)
     TQ_INITRD=$out
     [[ -s $out ]] && return 0
+    tq_build_lock
+    if [[ -s $out ]]; then tq_build_unlock; return 0; fi
     tq_log "building the $variant with dracut (unpacked copy, thaw module from dracut-module/90thaw)"
     base=$TQ_CACHE/dracut-base
     rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp" "$TQ_CACHE/dracut-conf.d"
@@ -150,6 +164,7 @@ tq_build_initramfs() {
     [[ $variant == initramfs+net ]] && echo 'thaw_network=yes' > "$TQ_CACHE/dracut-conf.d/thaw.conf"
     tq_dracut "$base" "$TQ_CACHE/dracut-tmp" "$mods" "$out"
     rm -f "$TQ_CACHE/dracut-conf.d/thaw.conf"
+    tq_build_unlock
 }
 
 # tq_dracut BASE TMPDIR MODULES OUT [DRACUT-ARG...]: runs the unpacked dracut on module tree BASE.
@@ -186,6 +201,8 @@ tq_build_initramfs_systemd() {
     # shellcheck disable=SC2034 # read by harness.sh's tq_boot (and crafted.sh's key)
     TQ_INITRD=$out
     [[ -s $out ]] && return 0
+    tq_build_lock
+    if [[ -s $out ]]; then tq_build_unlock; return 0; fi
     tq_log "building the $variant with dracut (host's systemd $sdver)"
     base=$TQ_CACHE/dracut-base-$variant
     rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp-$variant"
@@ -197,6 +214,7 @@ tq_build_initramfs_systemd() {
     tq_dracut "$base" "$TQ_CACHE/dracut-tmp-$variant" \
         "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block resume thaw $more" "$out"
     rm -f "$TQ_CACHE/dracut-conf.d/thaw.conf"
+    tq_build_unlock
 }
 
 # The stock initramfs of make bench-roundtrip: what Debian 12's dracut makes where systemd is
@@ -211,6 +229,8 @@ tq_build_initramfs_stock() {
     # shellcheck disable=SC2034 # read by harness.sh's tq_boot
     TQ_INITRD=$out
     [[ -s $out ]] && return 0
+    tq_build_lock
+    if [[ -s $out ]]; then tq_build_unlock; return 0; fi
     tq_log "building the $variant with dracut (host's systemd $sdver, crypt and resume, no thaw)"
     base=$TQ_CACHE/dracut-base-$variant
     rm -rf "$base" "$TQ_CACHE/$variant"-*.img "$TQ_CACHE/dracut-tmp-$variant"
@@ -218,6 +238,7 @@ tq_build_initramfs_stock() {
     tq_dracut "$base" "$TQ_CACHE/dracut-tmp-$variant" \
         "bash systemd systemd-initrd dracut-systemd base dm kernel-modules rootfs-block crypt resume" "$out" \
         --include "$keyfile" /etc/bench-swap.key
+    tq_build_unlock
 }
 
 # Copies an executable and the shared libraries ldd reports into root tree $2.
@@ -237,6 +258,8 @@ tq_build_rootfs() {
     # shellcheck disable=SC2034 # read by harness.sh's tq_workdir (and crafted.sh's key)
     TQ_ROOT_BASE=$out
     [[ -s $out ]] && return 0
+    tq_build_lock
+    if [[ -s $out ]]; then tq_build_unlock; return 0; fi
     tq_log "building the guest root file system"
     rm -f "$TQ_CACHE"/root-*.img
     tree=$TQ_CACHE/rootfs
@@ -276,6 +299,7 @@ tq_build_rootfs() {
     printf 'ID=thaw-guest\nNAME="thaw test guest"\n' > "$tree/etc/os-release"
     mke2fs -q -F -t ext4 -L root -d "$tree" "$out.tmp" 256M || tq_die "mke2fs failed"
     mv "$out.tmp" "$out"
+    tq_build_unlock
 }
 
 tq_tcti_device() { readlink -f /usr/lib/x86_64-linux-gnu/libtss2-tcti-device.so.0 | sed 's/\.so\.0\..*/.so.0/'; }
@@ -290,17 +314,23 @@ tq_build_deb() {
     dir=$TQ_CACHE/deb-$key
     TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' 2> /dev/null | head -n1)
     [[ -n $TQ_DEB ]] && return 0
+    tq_build_lock
+    TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' 2> /dev/null | head -n1)
+    if [[ -n $TQ_DEB ]]; then tq_build_unlock; return 0; fi
     tq_log "building the Debian package (dpkg-buildpackage -us -uc -b)"
     rm -rf "$TQ_CACHE"/deb-*
-    src=$dir/src
+    # Built in DIR.tmp, renamed once complete: a look without the lock never sees half a package.
+    src=$dir.tmp/src
     mkdir -p "$src"
     (cd "$TQ_REPO" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src") \
         || tq_die "cannot copy the tree"
-    (cd "$src" && dpkg-buildpackage -us -uc -b > "$dir/build.log" 2>&1) \
-        || { tail -n 20 "$dir/build.log" >&2; tq_die "dpkg-buildpackage failed"; }
+    (cd "$src" && dpkg-buildpackage -us -uc -b > "$dir.tmp/build.log" 2>&1) \
+        || { tail -n 20 "$dir.tmp/build.log" >&2; tq_die "dpkg-buildpackage failed"; }
     rm -rf "$src"
+    mv "$dir.tmp" "$dir"
     TQ_DEB=$(find "$dir" -maxdepth 1 -name 'thaw_*.deb' | head -n1)
     [[ -n $TQ_DEB ]] || tq_die "dpkg-buildpackage made no thaw_*.deb"
+    tq_build_unlock
 }
 
 # tq_tree_with_deb TREE: a copy of the guest root tree in TREE with the Debian package unpacked into

@@ -1,20 +1,36 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Runs the QEMU scenarios (all, or those named) and reports TAP; the last line is "N passed, N failed".
-# Usage: test/qemu/run.sh [SCENARIO...]      (make check-qemu [ONLY=name])
+# A scenario is a folder with a run.sh, in test/qemu or in test/cloud (a cloud image's).
+# Usage: test/qemu/run.sh [SCENARIO...]      (make check-qemu [ONLY=name], make check-cloud)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+cloud=$(cd "$here/../cloud" && pwd)
 # shellcheck source=test/qemu/lib.sh
 . "$here/lib.sh"
 
-all=$(find "$here" -mindepth 2 -maxdepth 2 -name run.sh -printf '%h\n' | xargs -n1 basename | sort)
+# All of them run in this order: the scenario that makes the state others share first (test/cloud's
+# first boots, lib.sh's tc_state, made by provision-first-boot), with chain-loop, the longest of
+# test/qemu, beside it while it builds the cloud image's root; then half of the rest by name; then
+# the scenarios that go on from that state, which find it made by then, and are not left to the
+# end, as they are long; then the other half.
+first=(provision-first-boot chain-loop)
+later=(provision-resize-image provision-idempotent hibernate-request-refused provision-resize-partition)
+all=$(find "$here" "$cloud" -mindepth 2 -maxdepth 2 -name run.sh -printf '%h\n' | xargs -n1 basename | sort)
 if (($# > 0)); then
     names=("$@")
 else
-    read -r -d '' -a names <<< "$all"
+    mapfile -t rest < <(grep -vxF -f <(printf '%s\n' "${first[@]}" "${later[@]}") <<< "$all")
+    half=$((${#rest[@]} / 2))
+    names=()
+    for n in "${first[@]}" "${rest[@]:0:half}" "${later[@]}" "${rest[@]:half}"; do
+        grep -qxF -- "$n" <<< "$all" && names+=("$n")
+    done
 fi
+# path NAME: the scenario's run.sh.
+path() { if [[ -x $here/$1/run.sh ]]; then echo "$here/$1/run.sh"; else echo "$cloud/$1/run.sh"; fi; }
 for n in "${names[@]}"; do
-    [[ -x $here/$n/run.sh ]] || { echo "check-qemu: no scenario '$n' (have: ${all//$'\n'/ })" >&2; exit 2; }
+    [[ -x $(path "$n") ]] || { echo "check-qemu: no scenario '$n' (have: ${all//$'\n'/ })" >&2; exit 2; }
 done
 
 # Every line a scenario prints becomes a TAP comment.
@@ -85,7 +101,7 @@ report() {
 # run_one I NAME: runs the scenario, its output to $out/I, then "RC SECS" to $out/I.rc.
 run_one() {
     local s0=$EPOCHREALTIME rc
-    "$here/$2/run.sh" < /dev/null > "$out/$1" 2>&1
+    "$(path "$2")" < /dev/null > "$out/$1" 2>&1
     rc=$?
     echo "$rc $(tq_since "$s0")" > "$out/$1.rc"
 }
@@ -99,7 +115,7 @@ if ((njobs <= 1)); then
     for n in "${names[@]}"; do
         i=$((i + 1))
         s0=$EPOCHREALTIME
-        "$here/$n/run.sh" < /dev/null 2>&1 | tee "$out/$i" | tap_comment
+        "$(path "$n")" < /dev/null 2>&1 | tee "$out/$i" | tap_comment
         rc=${PIPESTATUS[0]}
         report "$i" "$n" "$rc" "$(tq_since "$s0")"
     done

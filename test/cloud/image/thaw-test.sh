@@ -30,8 +30,13 @@ report() {
     kver=$(uname -r)
     say "fresh boot step=$step"
     say "root: $(grep ' / ' /proc/mounts)"
-    say "provision: result=$(unit_prop thaw-provision.service Result) status=$(unit_prop thaw-provision.service ExecMainStatus)"
+    # Whether it ran at all: its condition held (ConditionPathExists=provision.conf) and its
+    # process was started; a unit skipped by its condition also says result=success.
     t0=$(unit_prop thaw-provision.service ExecMainStartTimestampMonotonic)
+    started=no
+    [ "$t0" -gt 0 ] && started=yes
+    say "provision: result=$(unit_prop thaw-provision.service Result) status=$(unit_prop thaw-provision.service ExecMainStatus)\
+ condition=$(unit_prop thaw-provision.service ConditionResult) started=$started"
     t1=$(unit_prop thaw-provision.service ExecMainExitTimestampMonotonic)
     say "provision took $(((t1 - t0) / 1000)) ms"
     # dracut's share: from its first line to thaw provision's line after it.
@@ -52,13 +57,14 @@ report() {
 }
 
 # wait_request: until thaw-hibernate-request.service has run and exited (in the resumed system),
-# up to 180 s of waiting before the request.
+# looking once a second, 180 times before the request at most (no clock: the time a hibernation
+# spends on disk would count on the wall clock and on the boot-time clock alike).
 wait_request() {
     n=0
     while [ "$(unit_prop thaw-hibernate-request.service ExecMainExitTimestampMonotonic)" = 0 ]; do
         n=$((n + 1))
-        [ "$n" -le 180 ] || { say "no hibernate request after 180 s"; return 1; }
-        [ $((n % 10)) -eq 0 ] && say "waiting for the hibernate request ($n s)"
+        [ "$n" -le 180 ] || { say "no hibernate request after 180 looks, a second apart"; return 1; }
+        [ $((n % 10)) -eq 0 ] && say "waiting for the hibernate request ($n looks)"
         sleep 1
     done
     say "hibernate request: result=$(unit_prop thaw-hibernate-request.service Result) status=$(unit_prop thaw-hibernate-request.service ExecMainStatus)"

@@ -1,0 +1,60 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# provision-resize-partition: a resize that cannot be done. The image of provision-first-boot sets
+# itself up (size=ram for TQ_MEM MiB on /dev/vdb, a partition), hibernates and is resumed, and
+# powers off (lib.sh's tc_state resumed). Started again with 512 MiB more memory, as an instance whose type changed while it
+# was stopped, the size rule asks for more than the partition gives: thaw provision says so, and
+# what to do, on the console and in the journal, and exits 1 (the unit fails); it changes nothing
+# (the same initramfs and thaw.conf), and thaw's swap is on all the same. At the sleep button the
+# VM hibernates to it (the image fits: thaw hibernate checks that) and the next boot, with the
+# same memory, resumes it: nothing lost.
+set -u
+# shellcheck source=test/cloud/lib.sh
+. "$(dirname "$0")/../lib.sh"
+
+tc_prepare
+tq_workdir provision-resize-partition
+export TQ_THAW_ARGS=""
+big=$((TQ_MEM + 512))
+refusal="a partition cannot grow here; make it larger in the image, or change size=; nothing changed"
+# line NAME WHAT: the boot's THAW-TEST line for WHAT ("initramfs", "thaw.conf"), its value.
+# shellcheck disable=SC2317 # called through same
+line() { grep -F -m1 "THAW-TEST: $2: " "$TQ_WORK/$1.log" | sed "s/.*THAW-TEST: $2: //"; }
+# shellcheck disable=SC2317 # called through tq_check
+same() { local a b; a=$(line first "$1") b=$(line bigger "$1"); test -n "$a" -a "$a" = "$b"; }
+# shellcheck disable=SC2317 # called through tq_check
+console() { grep -avF 'THAW-TEST: ' "$TQ_WORK/bigger.log" | grep -qF -- "$1"; }
+
+tc_state resumed
+tc_report_checks first
+tq_check "first: thaw provision planned the first setup" tq_has first "first setup: format /dev/vdb as LUKS2 swap"
+tq_check "first: thaw provision rebuilt the initramfs" tq_has first "rebuilt the running kernel's initramfs"
+
+tc_initramfs bigger
+tc_monitor
+tc_press_when bigger "THAW-TEST: workload ready"
+TQ_MEM=$big tq_sleep_boot_checked bigger sleep "$TQ_WORK/key"
+kill "$TC_PRESSER" 2> /dev/null
+tq_check "bigger: the initramfs thaw provision built unlocked the swap, no image" \
+    tq_has bigger "thaw: no hibernation image on /dev/mapper/thaw-swap: boot continues, swap ready"
+tq_check "bigger: thaw provision refused: the partition is smaller than the rule, and what to do" \
+    grep -qE "refused: no room: /dev/vdb gives [0-9]+ MiB of swap, the size rule asks for [0-9]+ MiB: a partition cannot grow here" \
+    "$TQ_WORK/bigger.log"
+tq_check "bigger: the refusal on the console" console "$refusal"
+tq_check "bigger: thaw-provision.service ran and failed (exit status 1)" \
+    tq_has bigger "THAW-TEST: provision: result=exit-code status=1 condition=yes started=yes"
+tq_check "bigger: dracut did not run" tq_has bigger "THAW-TEST: provision: dracut did not run"
+tq_check "bigger: the same initramfs (sha256, size, change time)" same initramfs
+tq_check "bigger: the same thaw.conf (sha256, change time)" same thaw.conf
+tq_check "bigger: thaw's swap is on all the same" tq_has bigger "THAW-TEST: swap on: /dev/dm-"
+tq_check "bigger: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has bigger "THAW-TEST: workload ready"
+tq_check "bigger: at the sleep button thaw hibernate hibernated" tq_has bigger "thaw: hibernating to /dev/mapper/thaw-swap"
+tq_check "bigger: the image was written" tq_image_written bigger
+tq_check "bigger: powered off inside the hibernation (the request did not return)" \
+    tc_lacks_after bigger "thaw: hibernating to /dev/mapper/thaw-swap" "THAW-TEST: hibernate request:"
+tq_log "bigger: $(grep -ao -m1 'refused: no room: /dev/vdb gives .*' "$TQ_WORK/bigger.log")"
+
+tc_initramfs resume
+TQ_MEM=$big tq_sleep_boot_checked resume resume "$TQ_WORK/key"
+tc_resumed_checks
+tq_finish

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # provision-idempotent: the image of provision-first-boot boots again. Its first boot set it up
 # (thaw provision: format, enroll, thaw.conf, dracut), hibernated, and was resumed and powered off
-# (lib.sh's tc_state resumed); the next, from the initramfs the first built, changes nothing: thaw provision plans nothing, dracut does not run,
-# and the initramfs and thaw.conf are the same files (checksum and change time, in the guest;
-# their bytes, from the disk on the host). What the unchanged run cost is said: thaw provision's own time and the unit's.
+# (lib.sh's tc_state resumed); the next, from the initramfs the first built, changes nothing:
+# thaw provision plans nothing, dracut does not run, and the initramfs and thaw.conf are the same
+# files (checksum and change time, in the guest; their bytes, from the disk on the host). What
+# the unchanged run cost is said: thaw provision's own time and the unit's.
 set -u
 # shellcheck source=test/cloud/lib.sh
 . "$(dirname "$0")/../lib.sh"

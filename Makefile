@@ -142,8 +142,9 @@ bench-kernel: deps
 	$(MAKE) all
 	kernel/bench/run.sh
 
+# make check builds its programs (three builds: release, ASan, fuzz) one per core.
 test: deps
-	$(MAKE) check
+	$(MAKE) -j$$(nproc) check
 	$(MAKE) check-qemu
 
 # Not part of make test: swapoff vs thaw swapin vs nothing in one VM run, table in $(B)/bench-swapin.txt.

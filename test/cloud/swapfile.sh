@@ -189,3 +189,27 @@ tcs_resumed_checks() {
     tq_check "$n: the same boot as before the request" tq_has "$n" "THAW-TEST: same boot after the request (resumed)"
     tq_check "$n: workload: nothing lost" tq_has "$n" "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
 }
+
+# tcs_cut_when NAME TEXT: in the background, a power cut: this run's QEMU (the one whose root disk is
+# $TQ_WORK/root.img) killed with SIGKILL as soon as boot NAME's serial log shows TEXT. What the
+# guest had not written out is lost; what QEMU had written to the disk files stays, as on a disk.
+# Sets TCS_CUTTER to the background process, which ends after its cut.
+tcs_cut_when() {
+    local log=$TQ_WORK/$1.log
+    (
+        local pid
+        while sleep 0.2; do
+            grep -qF -- "$2" "$log" 2> /dev/null || continue
+            pid=$(pgrep -f -- "^$TQ_QEMU .*file=$TQ_WORK/root.img,")
+            if [[ -n $pid ]] && kill -KILL "$pid"; then
+                tq_log "boot $1: power cut (QEMU $pid killed) at '$2'"
+                touch "$TQ_WORK/$1.cut"
+            else
+                tq_log "boot $1: no QEMU to cut at '$2'"
+            fi
+            break
+        done
+    ) &
+    # shellcheck disable=SC2034 # read by the scenario, which stops it
+    TCS_CUTTER=$!
+}

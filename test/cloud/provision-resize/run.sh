@@ -15,6 +15,11 @@
 #            initramfs; the sleep button hibernates into the grown file.
 #   resume   the same memory, the initramfs the grow rebuilt: the image at the new offset is
 #            resumed, nothing lost.
+#   cut      256 MiB more again: thaw provision grows the swap file once more, and the power is
+#            cut (QEMU killed) as soon as it says so, before its dracut --force.
+#   recover  the same memory, the initramfs of the boot before: thaw provision finishes what the
+#            cut stopped; the sleep button hibernates into the swap file where thaw.conf says.
+#   resume2  it is resumed, nothing lost.
 set -u
 # shellcheck source=test/cloud/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -92,4 +97,57 @@ TQ_MEM=$big TQ_THAW_ARGS="" tq_sleep_boot_checked resume resume "$TQ_WORK/key"
 tq_check "resume: thaw verified the image's ticket before the handoff" \
     grep -qE "thaw: image ticket verified in [0-9]+ ms: image of $TQ_DATE_RE, " "$TQ_WORK/resume.log"
 tcs_resumed_checks resume "$off2"
+
+# A power cut in the next grow: started with 256 MiB more again, the VM loses its power as soon as
+# thaw provision says it grew the swap file (QEMU killed), before its dracut --force and sync.
+# Started again with that memory, from the initramfs of the boot before (which names the old
+# offset), thaw provision finishes what was cut short: the grow (the rename never reached the
+# disk), the offset (thaw.conf did not), or the initramfs (ARGS_STALE_PATH); then the swap file
+# has the new size where thaw.conf and the rebuilt initramfs say, and a hibernation into it is
+# resumed, nothing lost.
+more=$((big + 256))
+tcs_cut_when cut "grew /swapfile to"
+rc=0
+TQ_MEM=$more TQ_THAW_ARGS="" tq_boot cut report "$TQ_WORK/key" || rc=$?
+wait "$TCS_CUTTER"
+TQ_TIMES+=("cut=${TQ_BOOT_SECONDS}s")
+tq_check "cut: thaw provision planned to grow the swap file again" \
+    grep -qE "grow the swap file: /swapfile has $mib2 MiB, the size rule asks for [0-9]+ MiB: make it again at that size" \
+    "$TQ_WORK/cut.log"
+tq_check "cut: the power was cut after the grow, before the initramfs was rebuilt (QEMU status $rc)" \
+    test -e "$TQ_WORK/cut.cut" -a "$rc" -ne 0
+# shellcheck disable=SC2317 # called through tq_check
+cut_short() { tq_lacks cut "rebuilt the running kernel's initramfs" && tq_lacks cut "THAW-TEST: fresh boot"; }
+tq_check "cut: the boot got no further (no rebuilt initramfs, no report)" cut_short
+want3=$(sed -n 's/.*grow the swap file: .* asks for \([0-9]*\) MiB.*/\1/p' "$TQ_WORK/cut.log" | head -n1)
+
+tc_press_when recover "THAW-TEST: workload ready"
+TQ_MEM=$more TQ_THAW_ARGS="" tq_sleep_boot_checked recover sleep "$TQ_WORK/key"
+kill "$TC_PRESSER" 2> /dev/null
+tc_report_checks recover
+tq_check "recover: thaw unlocked the root from the old initramfs, no image" \
+    tq_has recover "thaw: no hibernation image on $mapper: boot continues"
+plan3=$(grep -aoE "thaw\[[0-9]+\]: (grow the swap file|correct thaw.conf's offset|nothing to change|refused[^:]*): .*" \
+    "$TQ_WORK/recover.log" | head -n1 | sed 's/^thaw\[[0-9]*\]: //')
+tq_log "recover: thaw provision's plan: ${plan3:-none}"
+tq_check "recover: thaw provision's plan finishes what the cut stopped (the grow, the offset or the initramfs)" \
+    grep -qE "^(grow the swap file: /swapfile has $mib2 MiB, the size rule asks for $want3 MiB|correct thaw.conf's offset: |nothing to change: /swapfile has $want3 MiB, .*; but the initramfs does not carry /etc/thaw/thaw.conf yet)" \
+    <<< "$plan3"
+off3=$(tcs_conf_offset recover)
+mib3=$(tcs_swapfile_mib recover)
+tq_check "recover: the swap file is ${want3:-?} MiB" test "${mib3:-0}" -eq "${want3:-x}"
+tq_check "recover: thaw.conf's offset moved (${off2:-?} to ${off3:-?})" test -n "$off3" -a "$off3" != "$off2"
+tq_check "recover: thaw provision rebuilt the initramfs" tq_has recover "rebuilt the running kernel's initramfs"
+tq_check "recover: no /swapfile.thaw-new left" tq_has recover "THAW-TEST: swapfile.thaw-new: absent"
+tq_check "recover: the swap file is on at thaw's priority" \
+    grep -qE "THAW-TEST: proc-swaps: /swapfile file [0-9]+ [0-9]+ 32767" "$TQ_WORK/recover.log"
+tq_check "recover: the image was written" tq_image_written recover
+tq_check "recover: powered off inside the hibernation (the request did not return)" \
+    tq_lacks recover "THAW-TEST: hibernate request:"
+tcs_initramfs recover recover
+tq_check "recover: the initramfs it rebuilt carries thaw.conf with offset=$off3" \
+    grep -qx "offset=$off3" <(tcs_initramfs_file "$TQ_INITRD" etc/thaw/thaw.conf)
+
+TQ_MEM=$more TQ_THAW_ARGS="" tq_sleep_boot_checked resume2 resume "$TQ_WORK/key"
+tcs_resumed_checks resume2 "$off3"
 tq_finish

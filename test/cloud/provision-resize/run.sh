@@ -149,5 +149,7 @@ tq_check "recover: the initramfs it rebuilt carries thaw.conf with offset=$off3"
     grep -qx "offset=$off3" <(tcs_initramfs_file "$TQ_INITRD" etc/thaw/thaw.conf)
 
 TQ_MEM=$more TQ_THAW_ARGS="" tq_sleep_boot_checked resume2 resume "$TQ_WORK/key"
+tq_check "resume2: thaw verified the image's ticket before the handoff" \
+    grep -qE "thaw: image ticket verified in [0-9]+ ms: image of $TQ_DATE_RE, " "$TQ_WORK/resume2.log"
 tcs_resumed_checks resume2 "$off3"
 tq_finish

@@ -254,6 +254,11 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
                 restore(root, path, s->active);
                 return CMD_FAILED;
         }
+        /* The rename on disk before thaw.conf names the new offset, as the first setup does. */
+        r = sync_dir_of(path);
+        if (r < 0)
+                log_msg(LOG_WARNING, "cannot sync the directory of %s (%s): a power cut now may leave the "
+                        "old name, which the next thaw provision puts right", path, strerror(-r));
         r = rewrite_offset(root, offset);
         if (r < 0) {
                 log_msg(LOG_ERR, "%s is %" PRIu64 " MiB now, but writing offset=%" PRIu64 " to %s failed (%s): "

@@ -4,7 +4,7 @@
 # Installs no kernel and no dracut: the QEMU tests download and unpack those into .cache/.
 # flex, bison, bc and libelf-dev build make bench-kernel's kernels.
 # systemd: dracut's systemd flavour (test/qemu/systemd-resume) takes the host's.
-# mmdebstrap: test/cloud's Debian 12 root (make check-cloud).
+# mmdebstrap: test/cloud's Debian 12 root (its scenarios run in make check-qemu and make test).
 # build-essential: t-package's dpkg-buildpackage checks the build dependencies (dpkg-checkbuilddeps),
 # which always include it; fakeroot lets a non-root user build the package. ca-certificates:
 # apt-get download (kernel, dracut) over https sources. A debootstrap'ed bookworm root (a fresh

@@ -4,38 +4,40 @@
 # and for the one indentation (4 spaces, no line starts with a tab: .editorconfig), and the C layering: which folders each folder's #include "..." may name.
 
 set -u
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.." || exit 1
 
 command -v shellcheck > /dev/null || { echo "lint: shellcheck missing (run make deps)" >&2; exit 1; }
 
-# One script: the shell's -n, shellcheck, no tab indents; its name goes to $LINT_FAILED if any
-# fails. The scripts are checked side by side, one per core (xargs -P): shellcheck takes seconds
-# on the larger ones.
-# shellcheck disable=SC2016 # expanded by the sh -c that runs it
-lint_one='
-f=$1
-case "$(head -n 1 "$f")" in
-"#!/bin/sh"*) shell=sh ;;
-*bash*) shell=bash ;;
-*) if grep -q "^# shellcheck shell=bash" "$f"; then shell=bash; else shell=sh; fi ;;
-esac
-bad=0
-if ! "$shell" -n "$f"; then
-    echo "lint: $f: $shell -n failed" >&2
-    bad=1
+# lint.sh --one FILE: one script: the shell's -n, shellcheck, no tab indents; its name goes to
+# $LINT_FAILED if any fails. The loop below runs it for every script side by side, one per core
+# (xargs -P): shellcheck takes seconds on the larger ones.
+if [ "${1:-}" = --one ]; then
+    f=$2
+    case "$(head -n 1 "$f")" in
+    '#!/bin/sh'*) shell="sh" ;;
+    *bash*) shell=bash ;;
+    *) if grep -q '^# shellcheck shell=bash' "$f"; then shell="bash"; else shell="sh"; fi ;;
+    esac
+    bad=0
+    if ! "$shell" -n "$f"; then
+        echo "lint: $f: $shell -n failed" >&2
+        bad=1
+    fi
+    shellcheck -s "$shell" -x "$f" || bad=1
+    if grep -n "$(printf '^\t')" "$f" | head -n 3 | sed "s|^|lint: $f:|;s|\$| (a tab indents: shell takes 4 spaces)|" | grep . >&2; then
+        bad=1
+    fi
+    [ "$bad" -eq 0 ] || echo "$f" >> "$LINT_FAILED"
+    exit 0
 fi
-shellcheck -s "$shell" -x "$f" || bad=1
-if grep -n "$(printf "^\t")" "$f" | head -n 3 | sed "s|^|lint: $f:|;s|\$| (a tab indents: shell takes 4 spaces)|" | grep . >&2; then
-    bad=1
-fi
-[ "$bad" -eq 0 ] || echo "$f" >> "$LINT_FAILED"
-'
+
 LINT_FAILED=$(mktemp) || exit 1
 export LINT_FAILED
-trap 'rm -f "$LINT_FAILED"' EXIT
+trap 'rm -f "$LINT_FAILED" "$LINT_FAILED.list"' EXIT
 find dracut-module test kernel .ci -type f \( -name '*.sh' -o -path .ci/run -o -path kernel/check-tree \) | sort > "$LINT_FAILED.list"
 count=$(grep -c . "$LINT_FAILED.list")
-xargs -P "$(nproc)" -n 1 sh -c "$lint_one" sh < "$LINT_FAILED.list"
+xargs -P "$(nproc)" -n 1 sh "$self" --one < "$LINT_FAILED.list"
 rm -f "$LINT_FAILED.list"
 fails=$(grep -c . "$LINT_FAILED")
 echo "lint: $count shell scripts checked, $fails with problems"

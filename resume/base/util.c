@@ -172,6 +172,25 @@ int util_write_file(const char *path, const char *text, unsigned mode)
         return r;
 }
 
+int util_sync_dir_of(const char *path)
+{
+        char dir[PATH_MAX], *slash;
+        int fd, r = 0;
+
+        if (util_copy(dir, sizeof(dir), path) < 0)
+                return -ENAMETOOLONG;
+        slash = strrchr(dir, '/');
+        if (!slash)
+                return -EINVAL;
+        slash[slash == dir] = '\0';
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) < 0)
+                r = -errno;
+        if (fd >= 0)
+                close(fd);
+        return r;
+}
+
 int util_exists(const char *path)
 {
         struct stat st;

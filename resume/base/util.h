@@ -19,6 +19,8 @@ int util_write_text(const char *path, const char *text);
 int util_write_text_at(const char *root, const char *rel, const char *text);
 /* Create or replace path with text through a temporary file and rename(); parents created 0755. */
 int util_write_file(const char *path, const char *text, unsigned mode);
+/* fsync() the directory that holds path (a rename in it, on disk). -EINVAL if path has no '/'. */
+int util_sync_dir_of(const char *path);
 /* 1 if path exists (following symlinks), 0 if not. */
 int util_exists(const char *path);
 /* Strip trailing whitespace in place. */

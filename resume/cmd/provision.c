@@ -39,7 +39,8 @@ static void usage(FILE *f)
                    "nothing to change changes nothing. It prints the plan first: nothing to change,\n"
                    "first setup, grow the swap file, correct thaw.conf's offset, or refused and why.\n"
                    "Exit status 0: done or nothing to do (also without provision.conf); 1: refused\n"
-                   "or failed.\n\n"
+                   "or failed. A swap set up at an earlier boot that is too small and cannot grow\n"
+                   "(a partition, a full root) is refused and turned on all the same.\n\n"
                    "      --dry-run       only print the plan\n"
                    "      --no-initramfs  do not rebuild the initramfs after a change\n"
                    "                      (" ARGS_STALE_PATH " stays, and thaw hibernate\n"
@@ -70,22 +71,6 @@ static int rebuild_initramfs(void)
         return 0;
 }
 
-static int sync_dir_of(const char *path)
-{
-        char dir[PATH_MAX], *slash;
-        int fd, r = 0;
-
-        if (util_copy(dir, sizeof(dir), path) < 0 || !(slash = strrchr(dir, '/')))
-                return -EINVAL;
-        slash[slash == dir] = '\0';
-        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0 || fsync(fd) < 0)
-                r = -errno;
-        if (fd >= 0)
-                close(fd);
-        return r;
-}
-
 /*
  * Before thaw.conf changes: ARGS_STALE_PATH, on disk. Whatever stops the rebuild after (dracut
  * failing, a power cut, --no-initramfs), the next boot's plan rebuilds it, and thaw hibernate
@@ -99,7 +84,7 @@ static int mark_stale(const char *root)
         if (r == 0)
                 r = util_write_file(path, "thaw.conf changed; the initramfs not rebuilt since\n", 0644);
         if (r == 0)
-                r = sync_dir_of(path);
+                r = util_sync_dir_of(path);
         if (r < 0)
                 log_msg(LOG_ERR, "cannot write %s (%s): nothing changed", path, strerror(-r));
         return r;
@@ -111,7 +96,7 @@ static void clear_stale(void)
                 log_msg(LOG_WARNING, "cannot remove %s (%s): thaw hibernate refuses until it is removed",
                         ARGS_STALE_PATH, strerror(errno));
         else
-                (void)sync_dir_of(ARGS_STALE_PATH);
+                (void)util_sync_dir_of(ARGS_STALE_PATH);
 }
 
 /*
@@ -255,7 +240,7 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
                 return CMD_FAILED;
         }
         /* The rename on disk before thaw.conf names the new offset, as the first setup does. */
-        r = sync_dir_of(path);
+        r = util_sync_dir_of(path);
         if (r < 0)
                 log_msg(LOG_WARNING, "cannot sync the directory of %s (%s): a power cut now may leave the "
                         "old name, which the next thaw provision puts right", path, strerror(-r));
@@ -425,8 +410,11 @@ enum cmd_status cmd_provision(int argc, char **argv)
                  * sound, so it is on as at any boot. Whether an image fits is thaw hibernate's
                  * check when a hibernation is asked for ("not enough free swap").
                  */
-                if (p.action == PROVPLAN_REFUSE_ROOM && s.configured && !dry_run)
+                if (p.action == PROVPLAN_REFUSE_ROOM && s.configured && !dry_run) {
+                        /* A change an earlier boot made and did not carry into the initramfs yet. */
+                        (void)initramfs_step(root, initramfs, s.initramfs_stale);
                         ensure_on(root, &c, &s);
+                }
                 return CMD_FAILED;
         }
         if (dry_run)

@@ -609,8 +609,7 @@ static int swapfile_prepare(struct setup_run *s)
 static int rename_into_place(struct setup_run *s)
 {
         struct setup_opts *o = s->o;
-        char dir[PATH_MAX], *slash;
-        int dfd, r = 0;
+        int r;
 
         if (rename(o->swapfile, o->rename_to) < 0) {
                 r = -errno;
@@ -621,18 +620,9 @@ static int rename_into_place(struct setup_run *s)
         }
         o->swapfile = o->rename_to;
         /* The new name on disk before thaw.conf names its offset. */
-        if (util_copy(dir, sizeof(dir), o->swapfile) < 0)
-                return -ENAMETOOLONG;
-        slash = strrchr(dir, '/');
-        if (slash)
-                slash[slash == dir] = '\0';
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0 || fsync(dfd) < 0)
-                r = -errno;
-        if (dfd >= 0)
-                close(dfd);
+        r = util_sync_dir_of(o->swapfile);
         if (r < 0)
-                log_msg(LOG_ERR, "cannot sync %s (%s)", dir, strerror(-r));
+                log_msg(LOG_ERR, "cannot sync the directory of %s (%s)", o->swapfile, strerror(-r));
         return r;
 }
 

@@ -52,8 +52,9 @@ tc_initramfs() {
     TQ_INITRD=$img
 }
 
-# A sleep-button presser (tc_press_when) and the monitor's socket do not outlive the scenario.
-trap 'kill "${TC_PRESSER:-}" 2> /dev/null; rm -f "${TC_MONITOR:-}"' EXIT
+# A sleep-button presser (tc_press_when), a power cutter (swapfile.sh's tcs_cut_when) and the
+# monitor's socket do not outlive the scenario.
+trap 'kill "${TC_PRESSER:-}" "${TCS_CUTTER:-}" 2> /dev/null; rm -f "${TC_MONITOR:-}"' EXIT
 
 # tc_monitor: the boots' QEMU monitor on a UNIX socket (TC_MONITOR), for the sleep button.
 tc_monitor() {
@@ -149,7 +150,7 @@ tc_state() {
             tc_initramfs resume
             tq_sleep_boot_checked resume resume "$dir/key"
             TQ_INITRD=$initrd
-            tq_check "resume: the kernel loaded the image" tq_has resume "PM: Image loading done"
+            tc_resumed_checks
             tq_check "resume: the resumed system powered off" tq_has resume "THAW-TEST: powering off"
             ;;
         *) tq_die "tc_state: no kind $kind" ;;

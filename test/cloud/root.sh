@@ -26,9 +26,11 @@ tc_build_root() {
     tree=$TQ_CACHE/cloud-tree
     rm -rf "$tree"
     # The hook bind-mounts the local thaw package into the chroot for apt.
-    mmdebstrap --quiet --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
+    # A stalled mirror fails the build (every build waits on the lock this one holds) rather than
+    # stalling the run.
+    timeout 1200 mmdebstrap --quiet --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
         --include="$TC_PACKAGES,$TQ_DEB" bookworm "$tree" > "$TQ_CACHE/cloud-mmdebstrap.log" 2>&1 \
-        || { tail -n 20 "$TQ_CACHE/cloud-mmdebstrap.log" >&2; tq_die "mmdebstrap failed"; }
+        || { tail -n 20 "$TQ_CACHE/cloud-mmdebstrap.log" >&2; tq_die "mmdebstrap failed (or took over 20 minutes)"; }
     kdir=$tree/usr/lib/modules/$TQ_KVER
     mkdir -p "$kdir"
     cp -a "$(tq_kmoddir)"/. "$kdir/"

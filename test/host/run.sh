@@ -28,8 +28,8 @@ report() {
 }
 
 # t-harness, the QEMU harness's hang watcher against a fake QEMU, mostly waits (a minute of
-# silences and timeouts) and shares nothing with the others (no port, no TPM): it runs beside
-# them from the start and is reported last.
+# silences and timeouts, one core at most) and shares nothing with the others (no port; its swtpm
+# on a socket of its own): it runs beside them from the start and is reported last.
 beside=$here/t-harness.sh
 out_beside=$(mktemp) || exit 1
 trap 'rm -f "$out_beside"' EXIT
@@ -48,7 +48,8 @@ fi
 for t in "$@"; do
     n=$((n + 1))
     out=$($limit sh "$t" 2>&1)
-    report "$n" "$(basename "$t" .sh)" $? "$out"
+    rc=$?
+    report "$n" "$(basename "$t" .sh)" "$rc" "$out"
 done
 if [ -e "$beside" ]; then
     wait "$pid_beside"

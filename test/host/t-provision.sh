@@ -84,6 +84,13 @@ prov 0 "set up (thaw.conf names its LUKS2 UUID): nothing to change" "nothing to 
 result $? "a boot with nothing to change changes nothing"
 mem 128
 prov 1 "more memory than the partition takes: refused, it cannot grow" "a partition cannot grow here"
+# Refused for room, it is still thaw's swap: a change an earlier boot did not carry into the
+# initramfs is carried now (with --root: said, not built), and the swap is turned on (not here).
+mkdir -p "$root/var/lib/thaw"
+echo "thaw.conf changed" > "$root/var/lib/thaw/initramfs-stale"
+prov 1 "refused for room with the initramfs behind thaw.conf: the initramfs step runs all the same" \
+    "with --root: no initramfs is built; /var/lib/thaw/initramfs-stale stays"
+rm "$root/var/lib/thaw/initramfs-stale"
 printf 'device=UUID=0000\nkey=keyfile:/key\n' > "$root/etc/thaw/thaw.conf"
 prov 1 "a thaw.conf set up by hand for another device: refused" "names device=UUID=0000, which is not /dev/vdb"
 

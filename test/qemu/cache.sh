@@ -109,12 +109,14 @@ tq_hash() { cat "$@" | sha256sum | cut -c1-16; }
 # systemd initramfs, test/cloud's root); two builds of one image, or of two that share a
 # directory (dracut-conf.d), would spoil each other. A builder looks for its image, takes the lock,
 # looks again, and builds only if it is still missing; an exit (tq_die) lets the lock go.
+# A builder never calls another while it holds the lock (a second flock would wait for itself).
 tq_build_lock() {
+    [[ -z ${TQ_BUILD_FD:-} ]] || tq_die "tq_build_lock: the build lock is held already"
     mkdir -p "$TQ_CACHE"
     exec {TQ_BUILD_FD}> "$TQ_CACHE/.build.lock"
     flock "$TQ_BUILD_FD"
 }
-tq_build_unlock() { exec {TQ_BUILD_FD}>&-; }
+tq_build_unlock() { exec {TQ_BUILD_FD}>&-; TQ_BUILD_FD=; }
 
 tq_build_workload() {
     local out=$TQ_CACHE/workload src=$TQ_REPO/test/workload.c
@@ -324,7 +326,7 @@ tq_build_deb() {
     mkdir -p "$src"
     (cd "$TQ_REPO" && git ls-files -co --exclude-standard -z | xargs -0 cp --parents -t "$src") \
         || tq_die "cannot copy the tree"
-    (cd "$src" && dpkg-buildpackage -us -uc -b > "$dir.tmp/build.log" 2>&1) \
+    (cd "$src" && timeout 1200 dpkg-buildpackage -us -uc -b > "$dir.tmp/build.log" 2>&1) \
         || { tail -n 20 "$dir.tmp/build.log" >&2; tq_die "dpkg-buildpackage failed"; }
     rm -rf "$src"
     mv "$dir.tmp" "$dir"

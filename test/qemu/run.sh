@@ -145,6 +145,8 @@ else
             shown=$((shown + 1))
             tap_comment < "$out/$shown"
             read -r rc secs < "$out/$shown.rc"
+            # No status recorded (a full disk leaves the file empty) is a failure, never a pass.
+            [[ ${rc:-} =~ ^[0-9]+$ ]] || { rc=1; secs="${secs:-?}; no exit status recorded"; }
             report "$shown" "${names[$((shown - 1))]}" "$rc" "$secs"
         done
     done

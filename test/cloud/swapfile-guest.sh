@@ -1,17 +1,14 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The plain harness guest's step cryptroot for test/cloud/swapfile.sh (sent as its guest.sh, which
 # test/qemu/guest-init.sh sources): /dev/vdb becomes a LUKS2 container with the installer key of
-# fw_cfg opt/test/rootkey (UUID thaw.rootuuid=; cheap PBKDF2 to keep TCG fast, as mkroot), and the
+# fw_cfg opt/test/rootkey (guest-init.sh's luks_root, as mkroot), and the
 # file system on /dev/vdc (read-only) is copied into it with e2image -ra, only the blocks in use,
 # then checked with e2fsck -fn.
 # shellcheck shell=sh
 
+# shellcheck disable=SC2154 # uuid: set by guest-init.sh's luks_root
 step_cryptroot() {
-    uuid=$(arg thaw.rootuuid)
-    rootkey=/sys/firmware/qemu_fw_cfg/by_name/opt/test/rootkey/raw
-    cryptsetup luksFormat -q --type luks2 --uuid "$uuid" --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
-        --key-file "$rootkey" /dev/vdb || fail "luksFormat /dev/vdb failed"
-    cryptsetup open --key-file "$rootkey" /dev/vdb "luks-$uuid" || fail "cannot open /dev/vdb"
+    luks_root
     say "cryptroot: copying /dev/vdc into /dev/mapper/luks-$uuid"
     /bin/e2image -ra -p /dev/vdc "/dev/mapper/luks-$uuid" || fail "e2image failed"
     sync

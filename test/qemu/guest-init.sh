@@ -196,15 +196,22 @@ after_resume() {
     esac
 }
 
-# An encrypted root on /dev/vdb, as an image builder makes one: LUKS2 with an installer key
-# (fw_cfg opt/test/rootkey; cheap PBKDF2 to keep TCG fast), ext4 holding a copy of this root, then
-# thaw setup --swapfile in a chroot of it, which enrolls the thaw key with the installer key.
-mkroot() {
+# luks_root: /dev/vdb becomes the LUKS2 container of an encrypted root, as an image builder makes
+# one (UUID thaw.rootuuid=, the installer key of fw_cfg opt/test/rootkey, cheap PBKDF2 to keep TCG
+# fast), opened as /dev/mapper/luks-$uuid; sets uuid. mkroot here, test/cloud/swapfile-guest.sh's
+# step cryptroot.
+luks_root() {
     uuid=$(arg thaw.rootuuid)
     rootkey=/sys/firmware/qemu_fw_cfg/by_name/opt/test/rootkey/raw
     cryptsetup luksFormat -q --type luks2 --uuid "$uuid" --pbkdf pbkdf2 --pbkdf-force-iterations 1000 \
         --key-file "$rootkey" /dev/vdb || fail "luksFormat /dev/vdb failed"
     cryptsetup open --key-file "$rootkey" /dev/vdb "luks-$uuid" || fail "cannot open /dev/vdb"
+}
+
+# An encrypted root on /dev/vdb (luks_root), ext4 holding a copy of this root, then thaw setup
+# --swapfile in a chroot of it, which enrolls the thaw key with the installer key.
+mkroot() {
+    luks_root
     # The path: busybox sh would run its own mke2fs applet (no ext4) for a bare name.
     /bin/mke2fs -q -t ext4 -L cryptroot "/dev/mapper/luks-$uuid" || fail "mke2fs failed"
     mount "/dev/mapper/luks-$uuid" /mnt || fail "cannot mount the new root"

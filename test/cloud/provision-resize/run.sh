@@ -37,6 +37,16 @@ export TQ_ROOT_ARGS="root=/dev/mapper/luks-$TCS_UUID"
 big=$((TQ_MEM + 256))
 mapper=/dev/mapper/luks-$TCS_UUID
 
+# sleep_boot NAME MIB: boot NAME with MIB MiB of memory, no thaw arguments (the initramfs thaw
+# provision built), the workload, and the sleep button pressed once it is ready; then what thaw
+# provision did.
+sleep_boot() {
+    tc_press_when "$1" "THAW-TEST: workload ready"
+    TQ_MEM=$2 TQ_THAW_ARGS="" tq_sleep_boot_checked "$1" sleep "$TQ_WORK/key"
+    kill "$TC_PRESSER" 2> /dev/null
+    tc_report_checks "$1"
+}
+
 TQ_INITRD=$first_initrd TQ_THAW_ARGS="rd.thaw.device=UUID=$TCS_UUID rd.thaw.key=fwcfg:opt/test/rootkey rd.thaw.name=luks-$TCS_UUID resume_offset=1" \
     tq_boot_checked first report "$TQ_WORK/key"
 tc_report_checks first
@@ -58,10 +68,7 @@ tq_check "first: the initramfs it built carries thaw.conf with offset=$off1" \
     grep -qx "offset=$off1" <(tcs_initramfs_file "$TQ_INITRD" etc/thaw/thaw.conf)
 tq_log "first: the initramfs's stored arguments: $(tcs_initramfs_file "$TQ_INITRD" etc/cmdline.d/90thaw.conf | tr '\n' ' ')"
 
-tc_press_when bigger "THAW-TEST: workload ready"
-TQ_MEM=$big TQ_THAW_ARGS="" tq_sleep_boot_checked bigger sleep "$TQ_WORK/key"
-kill "$TC_PRESSER" 2> /dev/null
-tc_report_checks bigger
+sleep_boot bigger "$big"
 tq_check "bigger: thaw unlocked the root with the enrolled key, no image yet" \
     tq_has bigger "thaw: no hibernation image on $mapper: boot continues"
 tq_check "bigger: the root came up from that container" tq_has bigger "THAW-TEST: root: $mapper / ext4 rw"
@@ -122,10 +129,7 @@ cut_short() { tq_lacks cut "rebuilt the running kernel's initramfs" && tq_lacks 
 tq_check "cut: the boot got no further (no rebuilt initramfs, no report)" cut_short
 want3=$(sed -n 's/.*grow the swap file: .* asks for \([0-9]*\) MiB.*/\1/p' "$TQ_WORK/cut.log" | head -n1)
 
-tc_press_when recover "THAW-TEST: workload ready"
-TQ_MEM=$more TQ_THAW_ARGS="" tq_sleep_boot_checked recover sleep "$TQ_WORK/key"
-kill "$TC_PRESSER" 2> /dev/null
-tc_report_checks recover
+sleep_boot recover "$more"
 tq_check "recover: thaw unlocked the root from the old initramfs, no image" \
     tq_has recover "thaw: no hibernation image on $mapper: boot continues"
 plan3=$(grep -aoE "thaw\[[0-9]+\]: (grow the swap file|correct thaw.conf's offset|nothing to change|refused[^:]*): .*" \

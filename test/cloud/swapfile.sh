@@ -26,7 +26,7 @@
 TCS_FS_MIB=${TCS_FS_MIB:-3584}
 # The container: the file system and LUKS2's 16 MiB header.
 TCS_CONTAINER_MIB=$((TCS_FS_MIB + 16))
-TCS_PROVISION_CONF=$'swapfile=/swapfile\nkey=fwcfg:opt/thaw/key\nunlock=fwcfg:opt/test/rootkey\nsize=ram'
+TCS_PROVISION_CONF=$'swapfile=/swapfile\nkey=tpm2\nunlock=fwcfg:opt/test/rootkey\nsize=ram'
 
 # tcs_export_files DIR: the export unit and its script, written into DIR.
 tcs_export_files() {

@@ -11,17 +11,13 @@ cloud=$(cd "$here/../cloud" && pwd)
 
 # All of them run in this order: the scenario that makes the state others share first (test/cloud's
 # first boots, lib.sh's tc_state, made by provision-first-boot), with chain-loop, the longest of
-# test/qemu, beside it while it builds the cloud image's root; then half of the rest by name; then
-# the scenarios that go on from that state, which find it made by then, and are not left to the
-# end, as they are long; then the other half.
-first=(provision-first-boot chain-loop)
-later=(provision-resize-image provision-idempotent hibernate-request-refused provision-resize-partition)
-# Run only when named (make check-cloud names every test/cloud scenario), not by make test, which
-# has no room left for them (its 35 minutes): provision-resize, a swap-file image of its own (an
-# encrypted root built in a guest), three first setups and grows with dracut under TCG (14-17
-# minutes); provision-resize-image (1.5 minutes), whose power-off at a memory mismatch
-# stale-mismatch checks too, in the plain guest.
-by_name=(provision-resize provision-resize-image)
+# test/qemu, beside it while it builds the cloud image's root; then provision-resize, the longest of
+# all (its own swap-file image, made in a guest, and three dracut runs under TCG: about 11
+# minutes), which needs that root; then half of the rest by name; then the scenarios that go on
+# from that state, which find it made by then, and are not left to the end, as they are long; then
+# the other half.
+first=(provision-first-boot chain-loop provision-resize)
+later=(provision-idempotent hibernate-request-refused provision-resize-partition)
 all=$(find "$here" "$cloud" -mindepth 2 -maxdepth 2 -name run.sh -printf '%h\n' | xargs -n1 basename | sort)
 mapfile -t rest < <(grep -vxF -f <(printf '%s\n' "${first[@]}" "${later[@]}") <<< "$all")
 half=$((${#rest[@]} / 2))
@@ -29,9 +25,7 @@ names=()
 for n in "${first[@]}" "${rest[@]:0:half}" "${later[@]}" "${rest[@]:half}"; do
     grep -qxF -- "$n" <<< "$all" || continue
     # Those named (make check-qemu ONLY=, make check-cloud) run in the same order.
-    if (($# == 0)); then
-        printf '%s\n' "${by_name[@]}" | grep -qxF -- "$n" || names+=("$n")
-    elif printf '%s\n' "$@" | grep -qxF -- "$n"; then
+    if (($# == 0)) || printf '%s\n' "$@" | grep -qxF -- "$n"; then
         names+=("$n")
     fi
 done

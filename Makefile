@@ -118,13 +118,19 @@ fuzz-brief:
 deps:
 	test/deps.sh
 
-# Unit tests (cmocka, fixture trees) and host tests of LUKS2 work on image files.
-check: all $(UNIT_BIN) $(B)/asan/thaw
+# Unit tests (cmocka, fixture trees) and host tests of LUKS2 work on image files, the kernel tree
+# check, lint and a brief fuzz: five parts that share nothing (temporary directories and ports of
+# their own), so make -j runs them side by side (make test: the host tests on one core, the rest
+# on the other) and -O keeps each part's output together.
+check: check-unit check-host check-kernel check-lint fuzz-brief
+check-unit: all $(UNIT_BIN)
 	test/run-unit.sh $(UNIT_BIN)
+check-host: all $(B)/asan/thaw
 	THAW=$(B)/asan/thaw THAW_TOKENS=$(B)/tokens test/host/run.sh
+check-kernel:
 	test/kernel/t-check-tree.sh
+check-lint:
 	test/lint.sh
-	$(MAKE) --no-print-directory fuzz-brief
 
 # QEMU scenarios, test/qemu's and test/cloud's: make check-qemu [ONLY=name]
 check-qemu: all
@@ -144,7 +150,7 @@ bench-kernel: deps
 
 # make check builds its programs (three builds: release, ASan, fuzz) one per core.
 test: deps
-	$(MAKE) -j$$(nproc) check
+	$(MAKE) -j$$(nproc) -O -k check
 	$(MAKE) check-qemu
 
 # Not part of make test: swapoff vs thaw swapin vs nothing in one VM run, table in $(B)/bench-swapin.txt.
@@ -202,4 +208,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
-.PHONY: all deps check check-qemu check-cloud test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate bench-roundtrip soak
+.PHONY: all deps check check-unit check-host check-kernel check-lint check-qemu check-cloud test demo install uninstall clean fuzz fuzz-brief bench-kernel bench-swapin bench-hibernate bench-roundtrip soak

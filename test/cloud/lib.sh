@@ -97,6 +97,13 @@ tc_report_checks() {
         sed 's/.*provision //'); $(grep -ao -m1 'THAW-TEST: provision: dracut .*' "$TQ_WORK/$1.log" | sed 's/.*provision: //')"
 }
 
+# tc_line NAME WHAT: the value of boot NAME's first THAW-TEST line for WHAT ("initramfs", "thaw.conf").
+tc_line() { grep -F -m1 "THAW-TEST: $2: " "$TQ_WORK/$1.log" | sed "s/.*THAW-TEST: $2: //"; }
+
+# tc_console NAME TEXT: boot NAME's serial console shows TEXT on a line of its own, not one of the
+# step's THAW-TEST lines (which copy the journal).
+tc_console() { grep -avF 'THAW-TEST: ' "$TQ_WORK/$1.log" | grep -qF -- "$2"; }
+
 # tc_lacks_after NAME AFTER TEXT: boot NAME logged AFTER (it got that far) and never TEXT.
 tc_lacks_after() { tq_has "$1" "$2" && tq_lacks "$1" "$3"; }
 
@@ -105,7 +112,7 @@ tc_lacks_after() { tq_has "$1" "$2" && tq_lacks "$1" "$3"; }
 #   hibernated  the first boot (step sleep) sets the image up (thaw provision: format, enroll,
 #               thaw.conf, dracut) and, with the workload running, the host presses the sleep
 #               button: thaw-hibernate-request.service's thaw hibernate powers it off inside the
-#               hibernation (provision-resize-image)
+#               hibernation (the first half of resumed)
 #   resumed     then the boot "resume", from the initramfs thaw provision built, resumes it, and
 #               the resumed system checks the workload and powers off: an image set up, used and
 #               shut down (provision-first-boot, provision-idempotent, hibernate-request-refused,
@@ -181,4 +188,15 @@ tc_resumed_checks() {
             tq_has resume "THAW-TEST: hibernate request: result=success status=0"
     tq_check "resume: the same boot as before the request" tq_has resume "THAW-TEST: same boot after the request (resumed)"
     tq_check "resume: workload: nothing lost" tq_has resume "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+    tc_debounce_checks resume
+}
+
+# tc_debounce_checks NAME: in the system boot NAME resumed, a second request right after the resume
+# (the step's, as acpid's action starts it) came while the first one's unit was still starting
+# (its debounce), and thaw hibernate did not run again: one request, one hibernation.
+tc_debounce_checks() {
+    tq_check "$1: a second request right after the resume came within the debounce" \
+        tq_has "$1" "THAW-TEST: second request: sent while the unit was activating"
+    tq_check "$1: ... and hibernated nothing (thaw hibernate did not run again)" \
+        tq_has "$1" "THAW-TEST: second request: thaw hibernate did not run again"
 }

@@ -188,6 +188,7 @@ tcs_resumed_checks() {
         tq_has "$n" "THAW-TEST: hibernate request: result=success status=0"
     tq_check "$n: the same boot as before the request" tq_has "$n" "THAW-TEST: same boot after the request (resumed)"
     tq_check "$n: workload: nothing lost" tq_has "$n" "workload: nothing lost (${TQ_WORKLOAD_MIB} MiB verified"
+    tc_debounce_checks "$n"
 }
 
 # tcs_cut_when NAME TEXT: in the background, a power cut: this run's QEMU (the one whose root disk is

@@ -27,9 +27,6 @@ reason="/swap.rival is active swap of priority 32767, not below thaw's swap (327
 before the image is made would go there, and systemctl hibernate would write the image there; swapoff it, \
 or give thaw's swap the highest priority (pri= in /etc/fstab, swapon --priority)"
 keeps="the cloud asked this VM to hibernate and thaw hibernate did not"
-# console TEXT: TEXT on the serial console as a line of its own (not the step's journal lines).
-# shellcheck disable=SC2317 # called through tq_check
-console() { grep -avF 'THAW-TEST: ' "$TQ_WORK/refuse.log" | grep -qF -- "$1"; }
 # shellcheck disable=SC2317 # called through tq_check; the boot got to its end, no image
 no_image() { tq_has refuse "THAW-TEST: powering off" && ! tq_image_written refuse; }
 
@@ -42,9 +39,9 @@ tq_check "refuse: the thaw swap is on" tq_has refuse "THAW-TEST: swap on: /dev/d
 tq_check "refuse: the rival swap file is on at priority 32767" \
     grep -qE 'THAW-TEST: swap on: /swap\.rival file [0-9]+ [0-9]+ 32767' "$TQ_WORK/refuse.log"
 tq_check "refuse: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has refuse "THAW-TEST: workload ready"
-tq_check "refuse: thaw hibernate's reason on the console" console "$reason"
-tq_check "refuse: thaw hibernate did not hibernate, on the console" console "not hibernating: the next boot could not resume"
-tq_check "refuse: the unit's ExecStopPost on the console: the VM keeps running" console "$keeps"
+tq_check "refuse: thaw hibernate's reason on the console" tc_console refuse "$reason"
+tq_check "refuse: thaw hibernate did not hibernate, on the console" tc_console refuse "not hibernating: the next boot could not resume"
+tq_check "refuse: the unit's ExecStopPost on the console: the VM keeps running" tc_console refuse "$keeps"
 tq_check "refuse: thaw hibernate's reason in the journal" tq_has refuse "THAW-TEST: journal: thaw: $reason"
 tq_check "refuse: the VM keeps running, in the journal" tq_has refuse "THAW-TEST: journal: thaw: $keeps"
 tq_check "refuse: the request unit failed (thaw hibernate's exit status 1)" \

@@ -7,7 +7,8 @@
 #   report     the report, then power off
 #   sleep      the report, the workload (thaw.mib= MiB from thaw.seed=), then wait for the
 #              sleep-button press the host sends: acpid starts thaw-hibernate-request.service,
-#              whose thaw hibernate powers the VM off; resumed, the workload is checked, power off
+#              whose thaw hibernate powers the VM off; resumed, a second request at once (the
+#              unit's debounce must swallow it), the workload is checked, power off
 #   refuse     as sleep, but first a swap file (/swap.rival, 16 MiB) is turned on at thaw's own
 #              priority, as a swap an image left behind would be: thaw hibernate refuses the
 #              request, and the workload is checked in the same boot; the request unit's journal
@@ -83,6 +84,27 @@ rival() {
     grep '^/' /proc/swaps | tr -s ' \t' ' ' | sed 's/^/THAW-TEST: swap on: /'
 }
 
+# again: right after the resume, a second request, as acpid's action or the Hyper-V rule starts
+# it (one the cloud sent again, or queued across the hibernation); debounced: once the unit has
+# ended (its debounce over, 60 looks a second apart at most), whether thaw hibernate ran again.
+again() {
+    first_start=$(unit_prop thaw-hibernate-request.service ExecMainStartTimestampMonotonic)
+    say "second request: sent while the unit was $(systemctl show -P ActiveState thaw-hibernate-request.service)"
+    systemctl --no-block start thaw-hibernate-request.service
+}
+debounced() {
+    n=0
+    while [ "$(systemctl show -P ActiveState thaw-hibernate-request.service)" = activating ] && [ "$n" -lt 60 ]; do
+        n=$((n + 1))
+        sleep 1
+    done
+    if [ "$(unit_prop thaw-hibernate-request.service ExecMainStartTimestampMonotonic)" = "$first_start" ]; then
+        say "second request: thaw hibernate did not run again (the unit $(systemctl show -P ActiveState thaw-hibernate-request.service) after $n looks)"
+    else
+        say "second request: thaw hibernate ran again"
+    fi
+}
+
 # request AFTER: the workload, the sleep button's request and what came after it: the same boot
 # is said as "same boot after the request (AFTER)", then the workload is checked.
 request() {
@@ -98,9 +120,11 @@ request() {
     else
         say "another boot id after the request"
     fi
+    if [ "$1" = resumed ]; then again; fi
     kill -USR1 "$wl"
     wait "$wl"
     say "workload exit $?"
+    if [ "$1" = resumed ]; then debounced; fi
     thaw status 2>&1 | sed 's/^/THAW-TEST: status: /'
 }
 

@@ -19,8 +19,6 @@ file() {
     debugfs -R "dump /boot/initrd.img-$TQ_KVER $TQ_WORK/$1.initrd" "$TQ_WORK/root.img" > /dev/null 2>&1
     debugfs -R "dump /etc/thaw/thaw.conf $TQ_WORK/$1.thaw.conf" "$TQ_WORK/root.img" > /dev/null 2>&1
 }
-# line NAME WHAT: the boot's THAW-TEST line for WHAT ("initramfs", "thaw.conf"), its value.
-line() { grep -F -m1 "THAW-TEST: $2: " "$TQ_WORK/$1.log" | sed "s/.*THAW-TEST: $2: //"; }
 
 tc_state resumed
 tc_report_checks first
@@ -36,9 +34,9 @@ tq_check "again: the initramfs thaw provision built unlocked the swap, no image"
 tq_check "again: thaw provision planned nothing" tq_has again "nothing to change: /dev/vdb gives "
 tq_check "again: dracut did not run" tq_has again "THAW-TEST: provision: dracut did not run"
 tq_check "again: the thaw swap is on" tq_has again "THAW-TEST: swap on: /dev/dm-"
-a=$(line first initramfs) b=$(line again initramfs)
+a=$(tc_line first initramfs) b=$(tc_line again initramfs)
 tq_check "again: the same initramfs in the guest (sha256, size, change time: $b)" test -n "$a" -a "$a" = "$b"
-a=$(line first thaw.conf) b=$(line again thaw.conf)
+a=$(tc_line first thaw.conf) b=$(tc_line again thaw.conf)
 tq_check "again: the same thaw.conf in the guest (sha256, change time: $b)" test -n "$a" -a "$a" = "$b"
 file again
 tq_check "the initramfs on the disk is byte for byte the first boot's" cmp "$TQ_WORK/first.initrd" "$TQ_WORK/again.initrd"

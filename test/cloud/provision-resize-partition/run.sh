@@ -17,13 +17,8 @@ tq_workdir provision-resize-partition
 export TQ_THAW_ARGS=""
 big=$((TQ_MEM + 512))
 refusal="a partition cannot grow here; make it larger in the image, or change size=; nothing changed"
-# line NAME WHAT: the boot's THAW-TEST line for WHAT ("initramfs", "thaw.conf"), its value.
-# shellcheck disable=SC2317 # called through same
-line() { grep -F -m1 "THAW-TEST: $2: " "$TQ_WORK/$1.log" | sed "s/.*THAW-TEST: $2: //"; }
 # shellcheck disable=SC2317 # called through tq_check
-same() { local a b; a=$(line first "$1") b=$(line bigger "$1"); test -n "$a" -a "$a" = "$b"; }
-# shellcheck disable=SC2317 # called through tq_check
-console() { grep -avF 'THAW-TEST: ' "$TQ_WORK/bigger.log" | grep -qF -- "$1"; }
+same() { local a b; a=$(tc_line first "$1") b=$(tc_line bigger "$1"); test -n "$a" -a "$a" = "$b"; }
 
 tc_state resumed
 tc_report_checks first
@@ -37,7 +32,7 @@ tq_check "bigger: the initramfs thaw provision built unlocked the swap, no image
 tq_check "bigger: thaw provision refused: the partition is smaller than the rule, and what to do" \
     grep -qE "refused: no room: /dev/vdb gives [0-9]+ MiB of swap, the size rule asks for [0-9]+ MiB: a partition cannot grow here" \
     "$TQ_WORK/bigger.log"
-tq_check "bigger: the refusal on the console" console "$refusal"
+tq_check "bigger: the refusal on the console" tc_console bigger "$refusal"
 tq_check "bigger: thaw-provision.service ran and failed (exit status 1)" \
     tq_has bigger "THAW-TEST: provision: result=exit-code status=1 condition=yes started=yes"
 tq_check "bigger: dracut did not run" tq_has bigger "THAW-TEST: provision: dracut did not run"

@@ -32,7 +32,8 @@ static void usage(FILE *f)
         fprintf(f, "Usage: thaw provision [--dry-run] [--no-initramfs] [--root DIR]\n\n"
                    "Set up thaw's swap as " PROVCONF_PATH " asks (thaw-provision.service runs this\n"
                    "early at every boot; see thaw-provision.conf(5)): on a first boot thaw setup with its\n"
-                   "device= or swapfile=, key= and size=; on a boot with more memory than the swap file\n"
+                   "device= or swapfile=, key= and size= (key='s tpm2 sources left out on an instance\n"
+                   "with no TPM2); on a boot with more memory than the swap file\n"
                    "takes, make it again, larger; never while a hibernation image is on it. After a\n"
                    "change it rebuilds the running kernel's initramfs (dracut --force), which carries\n"
                    "thaw.conf, syncs, and turns the swap on with the highest priority. A boot with\n"
@@ -260,7 +261,7 @@ static enum cmd_status grow(const char *root, const struct provconf *c, const st
 static enum cmd_status first(const char *root, const struct provconf *c, const struct provplan *p,
                              const struct provstate *s, bool initramfs)
 {
-        struct cmd_setup_req req = { .root = root, .key = c->key, .name = c->name };
+        struct cmd_setup_req req = { .root = root, .key = p->key, .name = c->name };
         char path[PATH_MAX], fresh[PATH_MAX + 16], mapper[DM_MAPPER_PATH_MAX];
         enum cmd_status st;
 

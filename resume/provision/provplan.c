@@ -71,6 +71,16 @@ static int plan(struct provplan *p, enum provplan_action a, const char *fmt, ...
         return 0;
 }
 
+/* Said after the chain of a first setup that left out key='s tpm2 sources. */
+#define NO_TPM2 " (this instance has no TPM2: no /dev/tpmrm0, no ACPI TPM2 table; key='s tpm2 left out)"
+
+/* A first setup with no source left to enroll (key= names only tpm2, and there is no TPM2). */
+static int refuse_key(const struct provconf *c, struct provplan *p)
+{
+        return plan(p, PROVPLAN_REFUSE_OTHER, "key=%s needs a TPM2 and this instance has none (no /dev/tpmrm0, "
+                    "no ACPI TPM2 table): add a source every instance has to key=, e.g. key=tpm2,imds:...", c->key);
+}
+
 static int decide_swapfile(const struct provconf *c, const struct provstate *s, struct provplan *p)
 {
         const char *f = c->swapfile;
@@ -164,10 +174,12 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
                 return plan(p, PROVPLAN_REFUSE_ROOM, "the size rule asks for %" PRIu64 " MiB of swap in %s, but "
                             "its file system has %" PRIu64 " MiB free (%" PRIu64 " MiB of it left free): grow the "
                             "root or change size=", MIB(p->want), f, MIB(room), MIB(PROVPLAN_SPARE_BYTES));
+        if (!*p->key)
+                return refuse_key(c, p);
         return plan(p, PROVPLAN_FIRST, "make %s with %" PRIu64 " MiB%s%s, enroll key=%s in the root's LUKS2 "
-                    "container", f, MIB(p->want), p->replace_leftover ? " (replacing the plain swap file there, "
-                    "which holds no image)" : "", p->remove_fresh ? " (removing the " PROVPLAN_FRESH " file a "
-                    "stopped setup left)" : "", c->key);
+                    "container%s", f, MIB(p->want), p->replace_leftover ? " (replacing the plain swap file "
+                    "there, which holds no image)" : "", p->remove_fresh ? " (removing the " PROVPLAN_FRESH
+                    " file a stopped setup left)" : "", p->key, strcmp(p->key, c->key) ? NO_TPM2 : "");
 }
 
 static int decide_device(const struct provconf *c, const struct provstate *s, struct provplan *p)
@@ -208,10 +220,32 @@ static int decide_device(const struct provconf *c, const struct provstate *s, st
                 return plan(p, PROVPLAN_REFUSE_ROOM, "%s gives %" PRIu64 " MiB of swap, the size rule asks for %"
                             PRIu64 " MiB: make the partition larger in the image, or change size=", d,
                             MIB(usable), MIB(p->want));
+        if (!*p->key)
+                return refuse_key(c, p);
         return plan(p, PROVPLAN_FIRST, "format %s%s%s%s as LUKS2 swap (%" PRIu64 " MiB; the size rule asks "
-                    "for %" PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s", shown, strcmp(shown, d) ?
+                    "for %" PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s%s", shown, strcmp(shown, d) ?
                     " (" : "", strcmp(shown, d) ? d : "", strcmp(shown, d) ? ")" : "", MIB(usable),
-                    MIB(p->want), c->name, c->key);
+                    MIB(p->want), c->name, p->key, strcmp(p->key, c->key) ? NO_TPM2 : "");
+}
+
+/*
+ * The chain a first setup enrolls: key=, but on an instance with no TPM2 without its tpm2 sources
+ * (one image serves instance types with and without one); "" when nothing would be left.
+ */
+static void enroll_chain(const struct provconf *c, const struct provstate *s, struct provplan *p)
+{
+        struct keychain all, kept = { 0 };
+
+        p->key[0] = '\0';
+        if (keychain_parse(c->key, &all) < 0) /* provconf_parse() checked it */
+                return;
+        for (size_t i = 0; i < all.n; i++)
+                if (all.src[i].type != KEYSRC_TPM2 || s->tpm2)
+                        kept.src[kept.n++] = all.src[i];
+        if (kept.n == all.n)
+                snprintf(p->key, sizeof(p->key), "%s", c->key); /* as written */
+        else if (kept.n > 0 && keychain_format(&kept, p->key, sizeof(p->key)) < 0)
+                p->key[0] = '\0';
 }
 
 int provplan_decide(const struct provconf *c, const struct provstate *s, struct provplan *out)
@@ -221,6 +255,7 @@ int provplan_decide(const struct provconf *c, const struct provstate *s, struct 
 
         if (r < 0)
                 return r;
+        enroll_chain(c, s, &p);
         if (*c->swapfile)
                 decide_swapfile(c, s, &p);
         else
@@ -381,7 +416,7 @@ int provplan_observe(const char *root, const struct provconf *c, struct provstat
 {
         struct provstate s = { 0 };
         struct power_meminfo m;
-        char stale[PATH_MAX];
+        char stale[PATH_MAX], tpm[PATH_MAX];
         int r = power_meminfo(root, &m);
 
         if (r < 0)
@@ -390,6 +425,8 @@ int provplan_observe(const char *root, const struct provconf *c, struct provstat
         observe_conf(root, &s);
         if (util_path(stale, sizeof(stale), root, ARGS_STALE_PATH) == 0)
                 s.initramfs_stale = util_exists(stale) == 1;
+        s.tpm2 = (util_path(tpm, sizeof(tpm), root, "/dev/tpmrm0") == 0 && util_exists(tpm) == 1) ||
+                 (util_path(tpm, sizeof(tpm), root, "/sys/firmware/acpi/tables/TPM2") == 0 && util_exists(tpm) == 1);
         if (*c->swapfile)
                 observe_swapfile(root, c, &s);
         else

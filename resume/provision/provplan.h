@@ -44,6 +44,8 @@ struct provstate {
         uint64_t room;                  /* a swap file: free bytes on its file system */
         uint64_t mem_total_kib;         /* MemTotal */
         bool initramfs_stale;           /* ARGS_STALE_PATH is there: a change not in the initramfs yet */
+        bool tpm2;                      /* a TPM2: ROOT/dev/tpmrm0, or the firmware's ACPI TPM2 table
+                                           (its driver may not have made the device yet) */
 };
 
 enum provplan_action {
@@ -64,6 +66,8 @@ struct provplan {
         bool replace_leftover;       /* FIRST: first remove the plain swap file (no image, not active) at PATH */
         bool rebuild_initramfs;      /* the initramfs is rebuilt: after a change, or one not carried into it yet */
         bool remove_fresh;           /* FIRST, GROW: first remove PATH.thaw-new, which a power cut left */
+        char key[KEYCHAIN_SPEC_MAX]; /* FIRST: the chain to enroll: key=, its tpm2 sources left out
+                                        on an instance with no TPM2 */
         char why[PROVCONF_WHY_MAX];  /* one line: what it does, or why it refuses and what to do */
 };
 

@@ -34,8 +34,9 @@ tc_build_root() {
     kdir=$tree/usr/lib/modules/$TQ_KVER
     mkdir -p "$kdir"
     cp -a "$(tq_kmoddir)"/. "$kdir/"
-    # The image builder's part (README: In a cloud image).
-    install -D -m 0644 /dev/stdin "$tree/etc/thaw/provision.conf" <<< $'device=/dev/vdb\nkey=fwcfg:opt/thaw/key\nsize=ram'
+    # The image builder's part (README: In a cloud image). The image is for instance types with
+    # and without a TPM2; its VM here has none, so tpm2 is left out of its first setup.
+    install -D -m 0644 /dev/stdin "$tree/etc/thaw/provision.conf" <<< $'device=/dev/vdb\nkey=tpm2,fwcfg:opt/thaw/key\nsize=ram'
     install -D -m 0644 "$tree/usr/share/thaw/cloud/thaw-sleep-button" "$tree/etc/acpi/events/thaw-sleep-button"
     install -D -m 0644 "$tree/usr/share/thaw/cloud/thaw-sleep-button.conf" \
         "$tree/etc/systemd/logind.conf.d/thaw-sleep-button.conf"

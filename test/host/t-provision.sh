@@ -102,8 +102,14 @@ mkdir -p "$sysdm/dm" "$sysdm/slaves/vdb"
 echo "CRYPT-LUKS2-$(echo "$uuid" | tr -d -)-luks-$uuid" > "$sysdm/dm/uuid"
 echo "luks-$uuid" > "$sysdm/dm/name"
 mem 16
-conf "swapfile=/swapfile" "key=keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
-prov 0 "no swap file yet: first setup planned" "first setup: make /swapfile with 16 MiB, enroll key=keyfile:/key" \
+# This root has no TPM2 (no /dev/tpmrm0, no ACPI TPM2 table): key='s tpm2 sources are left out of
+# the first setup, and a key= of tpm2 alone is refused, as nothing would bring the key to the next boot.
+conf "swapfile=/swapfile" "key=tpm2" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+prov 1 "key=tpm2 alone, no TPM2 here: refused" \
+    "refused: key=tpm2 needs a TPM2 and this instance has none (no /dev/tpmrm0, no ACPI TPM2 table)" --dry-run
+conf "swapfile=/swapfile" "key=tpm2:pcrs=7,keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
+prov 0 "no swap file yet: first setup planned, without key='s tpm2 (no TPM2 here)" \
+    "first setup: make /swapfile with 16 MiB, enroll key=keyfile:/key in the root's LUKS2 container (this instance has no TPM2" \
     --dry-run
 [ ! -e "$root/swapfile" ] && [ ! -e "$root/etc/thaw/thaw.conf" ]
 result $? "--dry-run makes nothing"
@@ -117,6 +123,8 @@ grep -qF "ticket key is derived from the root's LUKS2 volume key, which every in
 result $? "a swap file's first setup warns that instances of one image share the root's volume key"
 [ "$(stat -c %s "$root/swapfile" 2> /dev/null)" = 16777216 ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
 result $? "it made a 16 MiB swap file and thaw.conf"
+grep -qx "key=keyfile:/key" "$root/etc/thaw/thaw.conf" && [ "$(cryptsetup luksDump "$root/dev/vdb" | grep -c 'thaw-tpm2')" = 0 ]
+result $? "thaw.conf's key= is the chain without tpm2, and the container has no thaw-tpm2 token"
 cryptsetup open --test-passphrase --key-file "$root/key" "$root/dev/vdb" 2> "$tmp/err"
 result $? "key= unlocks the root's container"
 first=$(filefrag -v "$root/swapfile" | awk '$1 == "0:" {sub(/\.\..*/, "", $4); print $4}')

@@ -53,10 +53,10 @@ static struct provconf swapfile_conf(void)
         return c;
 }
 
-/* A 4 GiB machine: the rule ram+10% asks for 4506 MiB. */
+/* A 4 GiB machine with a TPM2: the rule ram+10% asks for 4506 MiB. */
 static struct provstate machine(void)
 {
-        struct provstate s = { .mem_total_kib = 4 * 1024 * 1024, .room = 20 * GIB };
+        struct provstate s = { .mem_total_kib = 4 * 1024 * 1024, .room = 20 * GIB, .tpm2 = true };
         return s;
 }
 
@@ -269,6 +269,50 @@ static void test_provplan_device(void **state)
         says((p = decide(&c, &s), &p), PROVPLAN_REFUSE_OTHER, "names device=UUID=5678, which is not PARTLABEL=swap");
 }
 
+/*
+ * One image for instance types with a TPM2 and without: the first setup enrolls key= as written
+ * where there is one, and leaves out its tpm2 sources where there is none, and says so.
+ */
+static void test_provplan_no_tpm2(void **state)
+{
+        struct provconf c = swapfile_conf(), d = { .device = "/dev/vdb", .name = "thaw-swap",
+                                                   .size = { .milli = 1000 } };
+        struct provstate s = machine();
+        struct provplan p;
+
+        (void)state;
+        snprintf(c.key, sizeof(c.key), "tpm2:pcrs=7,bank=sha256,fwcfg:opt/thaw/key");
+        p = decide(&c, &s);
+        says(&p, PROVPLAN_FIRST, "enroll key=tpm2:pcrs=7,bank=sha256,fwcfg:opt/thaw/key in the root's LUKS2 "
+                                 "container");
+        assert_string_equal(p.key, c.key);
+        assert_null(strstr(p.why, "no TPM2"));
+        s.tpm2 = false;
+        p = decide(&c, &s);
+        says(&p, PROVPLAN_FIRST, "enroll key=fwcfg:opt/thaw/key in the root's LUKS2 container (this instance has "
+                                 "no TPM2: no /dev/tpmrm0, no ACPI TPM2 table; key='s tpm2 left out)");
+        assert_string_equal(p.key, "fwcfg:opt/thaw/key");
+        /* Only tpm2: nothing could bring the key to the next boot. */
+        snprintf(c.key, sizeof(c.key), "tpm2");
+        p = decide(&c, &s);
+        says(&p, PROVPLAN_REFUSE_OTHER, "key=tpm2 needs a TPM2 and this instance has none");
+        assert_string_equal(p.key, "");
+        /* The same for a partition. */
+        snprintf(d.key, sizeof(d.key), "fwcfg:a,tpm2,smbios:b");
+        s.exists = true;
+        s.bytes = 8192 * MIB;
+        p = decide(&d, &s);
+        says(&p, PROVPLAN_FIRST, "open it as /dev/mapper/thaw-swap, enroll key=fwcfg:a,smbios:b (this instance has "
+                                 "no TPM2");
+        snprintf(d.key, sizeof(d.key), "tpm2:pcrs=7");
+        says((p = decide(&d, &s), &p), PROVPLAN_REFUSE_OTHER, "key=tpm2:pcrs=7 needs a TPM2");
+        /* Later boots enroll nothing: set up, they are left as they are, TPM2 or not. */
+        s.configured = true;
+        snprintf(s.luks_uuid, sizeof(s.luks_uuid), "1234");
+        snprintf(s.conf_device, sizeof(s.conf_device), "UUID=1234");
+        says((p = decide(&d, &s), &p), PROVPLAN_NOTHING, "nothing to change");
+}
+
 /* What provplan_observe() sees in a fixture root: thaw.conf, the swap file and its first page, memory. */
 static void test_provplan_observe(void **state)
 {
@@ -329,6 +373,16 @@ static void test_provplan_observe(void **state)
         assert_true(s.initramfs_stale);
         assert_int_equal(s.conf_offset, 34816);
         assert_string_equal(s.conf_device, "UUID=1234");
+        /* A TPM2: its device, or the firmware's table before the driver made the device. */
+        assert_false(s.tpm2);
+        ft_puts("/sys/firmware/acpi/tables/TPM2", "");
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_true(s.tpm2);
+        ft_abs(path, sizeof(path), "/sys/firmware/acpi/tables/TPM2");
+        assert_int_equal(unlink(path), 0);
+        ft_puts("/dev/tpmrm0", "");
+        assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
+        assert_true(s.tpm2);
         /* Any thaw.conf, even one that names no key, is never set up over. */
         ft_puts("/etc/thaw/thaw.conf", "device=UUID=1234\nbogus line\n");
         assert_int_equal(provplan_observe(ft_root, &c, &s), 0);
@@ -341,6 +395,7 @@ int main(void)
                 cmocka_unit_test(test_provplan_size),
                 cmocka_unit_test(test_provplan_swapfile),
                 cmocka_unit_test(test_provplan_device),
+                cmocka_unit_test(test_provplan_no_tpm2),
                 cmocka_unit_test_setup_teardown(test_provplan_observe, ft_setup, ft_teardown),
         };
 

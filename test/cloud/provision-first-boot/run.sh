@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # provision-first-boot: a Debian 12 image with only /etc/thaw/provision.conf (device=/dev/vdb,
-# key=fwcfg:opt/thaw/key, size=ram) and thaw-provision.service enabled boots; thaw provision
-# formats and enrolls the swap, writes thaw.conf and rebuilds the initramfs with the image's
-# dracut. With the workload running the host presses the sleep button (QEMU's sendkey sleep):
+# key=tpm2,fwcfg:opt/thaw/key, size=ram) and thaw-provision.service enabled boots on an instance
+# with no TPM2; thaw provision formats the swap and enrolls the chain without its tpm2, writes
+# thaw.conf and rebuilds the initramfs with the image's dracut. With the workload running the host presses the sleep button (QEMU's sendkey sleep):
 # acpid's event starts thaw-hibernate-request.service, whose thaw hibernate writes the image and
 # powers off. The next boot, from the initramfs thaw provision built, resumes it: nothing lost.
 # Those two boots are lib.sh's tc_state resumed, shared with the scenarios that go on from the
@@ -22,7 +22,10 @@ tc_state resumed
 tc_report_checks first
 tq_check "first: thaw provision planned the first setup" \
     tq_has first "first setup: format /dev/vdb as LUKS2 swap"
+tq_check "first: no TPM2 on this instance: key='s tpm2 left out, the rest enrolled" \
+    tq_has first "enroll key=fwcfg:opt/thaw/key (this instance has no TPM2: no /dev/tpmrm0, no ACPI TPM2 table"
 tq_check "first: thaw provision wrote thaw.conf" tq_has first "THAW-TEST: thaw.conf: device="
+tq_check "first: thaw.conf's key= is that chain" tq_has first "THAW-TEST: thaw.conf: key=fwcfg:opt/thaw/key"
 tq_check "first: thaw provision rebuilt the initramfs" tq_has first "rebuilt the running kernel's initramfs"
 tq_check "first: the thaw swap is on" tq_has first "THAW-TEST: swap on: /dev/dm-"
 tq_check "first: workload holds ${TQ_WORKLOAD_MIB} MiB" tq_has first "THAW-TEST: workload ready"

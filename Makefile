@@ -120,8 +120,8 @@ deps:
 
 # Unit tests (cmocka, fixture trees) and host tests of LUKS2 work on image files, the kernel tree
 # check, lint and a brief fuzz: five parts that share nothing (temporary directories and ports of
-# their own), so make -j runs them side by side (make test: the host tests on one core, the rest
-# on the other) and -O keeps each part's output together.
+# their own), so make -j runs them side by side, and -Orecurse keeps each part's output together
+# (fuzz-brief's too, which runs make).
 check: check-unit check-host check-kernel check-lint fuzz-brief
 check-unit: all $(UNIT_BIN)
 	test/run-unit.sh $(UNIT_BIN)
@@ -150,7 +150,7 @@ bench-kernel: deps
 
 # make check builds its programs (three builds: release, ASan, fuzz) one per core.
 test: deps
-	$(MAKE) -j$$(nproc) -O -k check
+	$(MAKE) -j$$(nproc) -Orecurse -k check
 	$(MAKE) check-qemu
 
 # Not part of make test: swapoff vs thaw swapin vs nothing in one VM run, table in $(B)/bench-swapin.txt.

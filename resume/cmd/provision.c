@@ -289,6 +289,10 @@ static enum cmd_status first(const char *root, const struct provconf *c, const s
                 req.name = NULL;
         } else
                 req.device = s->device; /* resolved once, in provplan_observe() */
+        if (p->tpm2_left_out)
+                log_msg(LOG_WARNING, "this instance has no TPM2: key=%s is enrolled without its tpm2 sources "
+                        "(key=%s), and so without the TPM2's anti-rollback counter; an instance type with "
+                        "a TPM2 later does not change that (thaw enroll adds tpm2 then)", c->key, p->key);
         st = cmd_setup_run(&req);
         if (st != CMD_OK)
                 return st;

@@ -78,7 +78,8 @@ static int plan(struct provplan *p, enum provplan_action a, const char *fmt, ...
 static int refuse_key(const struct provconf *c, struct provplan *p)
 {
         return plan(p, PROVPLAN_REFUSE_OTHER, "key=%s needs a TPM2 and this instance has none (no /dev/tpmrm0, "
-                    "no ACPI TPM2 table): add a source every instance has to key=, e.g. key=tpm2,imds:...", c->key);
+                    "no ACPI TPM2 table): add a source every instance has to key=, one read before the network, e.g. "
+                    "key=tpm2,smbios:thaw-key", c->key);
 }
 
 static int decide_swapfile(const struct provconf *c, const struct provstate *s, struct provplan *p)
@@ -179,7 +180,7 @@ static int decide_swapfile(const struct provconf *c, const struct provstate *s, 
         return plan(p, PROVPLAN_FIRST, "make %s with %" PRIu64 " MiB%s%s, enroll key=%s in the root's LUKS2 "
                     "container%s", f, MIB(p->want), p->replace_leftover ? " (replacing the plain swap file "
                     "there, which holds no image)" : "", p->remove_fresh ? " (removing the " PROVPLAN_FRESH
-                    " file a stopped setup left)" : "", p->key, strcmp(p->key, c->key) ? NO_TPM2 : "");
+                    " file a stopped setup left)" : "", p->key, p->tpm2_left_out ? NO_TPM2 : "");
 }
 
 static int decide_device(const struct provconf *c, const struct provstate *s, struct provplan *p)
@@ -225,7 +226,7 @@ static int decide_device(const struct provconf *c, const struct provstate *s, st
         return plan(p, PROVPLAN_FIRST, "format %s%s%s%s as LUKS2 swap (%" PRIu64 " MiB; the size rule asks "
                     "for %" PRIu64 " MiB), open it as /dev/mapper/%s, enroll key=%s%s", shown, strcmp(shown, d) ?
                     " (" : "", strcmp(shown, d) ? d : "", strcmp(shown, d) ? ")" : "", MIB(usable),
-                    MIB(p->want), c->name, p->key, strcmp(p->key, c->key) ? NO_TPM2 : "");
+                    MIB(p->want), c->name, p->key, p->tpm2_left_out ? NO_TPM2 : "");
 }
 
 /*
@@ -237,15 +238,18 @@ static void enroll_chain(const struct provconf *c, const struct provstate *s, st
         struct keychain all, kept = { 0 };
 
         p->key[0] = '\0';
-        if (keychain_parse(c->key, &all) < 0) /* provconf_parse() checked it */
+        if (keychain_parse(c->key, &all) < 0) { /* provconf_parse() checked it; thaw setup says why */
+                snprintf(p->key, sizeof(p->key), "%s", c->key);
                 return;
+        }
         for (size_t i = 0; i < all.n; i++)
                 if (all.src[i].type != KEYSRC_TPM2 || s->tpm2)
                         kept.src[kept.n++] = all.src[i];
-        if (kept.n == all.n)
+        p->tpm2_left_out = kept.n < all.n;
+        if (!p->tpm2_left_out)
                 snprintf(p->key, sizeof(p->key), "%s", c->key); /* as written */
         else if (kept.n > 0 && keychain_format(&kept, p->key, sizeof(p->key)) < 0)
-                p->key[0] = '\0';
+                snprintf(p->key, sizeof(p->key), "%s", c->key); /* fewer sources fit: unreachable */
 }
 
 int provplan_decide(const struct provconf *c, const struct provstate *s, struct provplan *out)
@@ -425,6 +429,11 @@ int provplan_observe(const char *root, const struct provconf *c, struct provstat
         observe_conf(root, &s);
         if (util_path(stale, sizeof(stale), root, ARGS_STALE_PATH) == 0)
                 s.initramfs_stale = util_exists(stale) == 1;
+        /*
+         * Security: whether key='s tpm2 is enrolled. devtmpfs and sysfs say it, not the disks: a disk
+         * writer cannot make a TPM2 look absent. The firmware's table counts before the driver has
+         * made the device: such a TPM2 is waited for by the setup, never left out.
+         */
         s.tpm2 = (util_path(tpm, sizeof(tpm), root, "/dev/tpmrm0") == 0 && util_exists(tpm) == 1) ||
                  (util_path(tpm, sizeof(tpm), root, "/sys/firmware/acpi/tables/TPM2") == 0 && util_exists(tpm) == 1);
         if (*c->swapfile)

@@ -68,6 +68,7 @@ struct provplan {
         bool remove_fresh;           /* FIRST, GROW: first remove PATH.thaw-new, which a power cut left */
         char key[KEYCHAIN_SPEC_MAX]; /* FIRST: the chain to enroll: key=, its tpm2 sources left out
                                         on an instance with no TPM2 */
+        bool tpm2_left_out;          /* ... as they were */
         char why[PROVCONF_WHY_MAX];  /* one line: what it does, or why it refuses and what to do */
 };
 

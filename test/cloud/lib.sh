@@ -98,7 +98,7 @@ tc_report_checks() {
 }
 
 # tc_line NAME WHAT: the value of boot NAME's first THAW-TEST line for WHAT ("initramfs", "thaw.conf").
-tc_line() { grep -F -m1 "THAW-TEST: $2: " "$TQ_WORK/$1.log" | sed "s/.*THAW-TEST: $2: //"; }
+tc_line() { grep -aF -m1 "THAW-TEST: $2: " "$TQ_WORK/$1.log" | sed "s/.*THAW-TEST: $2: //"; }
 
 # tc_console NAME TEXT: boot NAME's serial console shows TEXT on a line of its own, not one of the
 # step's THAW-TEST lines (which copy the journal).

@@ -106,7 +106,10 @@ mem 16
 # the first setup, and a key= of tpm2 alone is refused, as nothing would bring the key to the next boot.
 conf "swapfile=/swapfile" "key=tpm2" "unlock=keyfile:/installkey" "size=ram" "min=8M"
 prov 1 "key=tpm2 alone, no TPM2 here: refused" \
-    "refused: key=tpm2 needs a TPM2 and this instance has none (no /dev/tpmrm0, no ACPI TPM2 table)" --dry-run
+    "refused: key=tpm2 needs a TPM2 and this instance has none (no /dev/tpmrm0, no ACPI TPM2 table)"
+[ ! -e "$root/swapfile" ] && [ ! -e "$root/swapfile.thaw-new" ] && [ ! -e "$root/etc/thaw/thaw.conf" ] &&
+    [ ! -e "$root/var/lib/thaw/initramfs-stale" ]
+result $? "refused, it made nothing (no swap file, no thaw.conf, no initramfs-stale)"
 conf "swapfile=/swapfile" "key=tpm2:pcrs=7,keyfile:/key" "unlock=keyfile:/installkey" "size=ram" "min=8M"
 prov 0 "no swap file yet: first setup planned, without key='s tpm2 (no TPM2 here)" \
     "first setup: make /swapfile with 16 MiB, enroll key=keyfile:/key in the root's LUKS2 container (this instance has no TPM2" \
@@ -121,6 +124,9 @@ result $? "it removed the .thaw-new file a stopped setup left, and made the swap
 grep -qF "ticket key is derived from the root's LUKS2 volume key, which every instance started from this image shares" \
     "$tmp/err"
 result $? "a swap file's first setup warns that instances of one image share the root's volume key"
+grep -qF "this instance has no TPM2: key=tpm2:pcrs=7,keyfile:/key is enrolled without its tpm2 sources (key=keyfile:/key)" \
+    "$tmp/err"
+result $? "it warns that key='s tpm2 was left out, for good"
 [ "$(stat -c %s "$root/swapfile" 2> /dev/null)" = 16777216 ] && grep -qx "device=UUID=$uuid" "$root/etc/thaw/thaw.conf"
 result $? "it made a 16 MiB swap file and thaw.conf"
 grep -qx "key=keyfile:/key" "$root/etc/thaw/thaw.conf" && [ "$(cryptsetup luksDump "$root/dev/vdb" | grep -c 'thaw-tpm2')" = 0 ]
